@@ -1,0 +1,62 @@
+import CLMDB
+
+/// A key and value under a cursor; both point into the map (valid until the
+/// transaction ends).
+public typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+
+/// A position in a database, lent by `Transaction.withCursor`. Each move returns the
+/// entry it lands on, or nil when there is none.
+public struct Cursor {
+    let handle: OpaquePointer
+
+    private func move(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil,
+                      value: UnsafeRawBufferPointer? = nil) throws -> Entry? {
+        var k = key.map(MDB_val.init) ?? MDB_val()
+        var v = value.map(MDB_val.init) ?? MDB_val()
+        let rc = mdb_cursor_get(handle, &k, &v, op)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "mdb_cursor_get")
+        return (k.buffer, v.buffer)
+    }
+
+    public func first() throws -> Entry? { try move(MDB_FIRST) }
+    public func last() throws -> Entry? { try move(MDB_LAST) }
+    public func next() throws -> Entry? { try move(MDB_NEXT) }
+    public func previous() throws -> Entry? { try move(MDB_PREV) }
+    public func current() throws -> Entry? { try move(MDB_GET_CURRENT) }
+    /// Exactly `key` (its first value in a duplicate-sort database).
+    public func find(_ key: UnsafeRawBufferPointer) throws -> Entry? { try move(MDB_SET_KEY, key: key) }
+    /// The first key ≥ `key`.
+    public func seek(_ key: UnsafeRawBufferPointer) throws -> Entry? { try move(MDB_SET_RANGE, key: key) }
+    /// In a duplicate-sort database: the first value ≥ `value` under exactly `key`.
+    public func seek(_ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Entry? {
+        try move(MDB_GET_BOTH_RANGE, key: key, value: value)
+    }
+    public func nextDuplicate() throws -> Entry? { try move(MDB_NEXT_DUP) }
+    public func previousDuplicate() throws -> Entry? { try move(MDB_PREV_DUP) }
+    public func firstDuplicate() throws -> Entry? { try move(MDB_FIRST_DUP) }
+    public func lastDuplicate() throws -> Entry? { try move(MDB_LAST_DUP) }
+    public func nextKey() throws -> Entry? { try move(MDB_NEXT_NODUP) }
+    public func previousKey() throws -> Entry? { try move(MDB_PREV_NODUP) }
+    /// With `duplicateFixed`: up to a page of packed values from the current position.
+    public func multiple() throws -> Entry? { try move(MDB_GET_MULTIPLE) }
+    /// With `duplicateFixed`: the next page of packed values of the current key.
+    public func nextMultiple() throws -> Entry? { try move(MDB_NEXT_MULTIPLE) }
+
+    /// How many values the current key has (duplicate-sort databases).
+    public func duplicateCount() throws -> Int {
+        var n: Int = 0
+        try check(mdb_cursor_count(handle, &n), "mdb_cursor_count")
+        return n
+    }
+
+    /// Stores through the cursor (e.g. with `.append` for sorted bulk loads).
+    public func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: PutFlags = []) throws -> Bool {
+        var k = MDB_val(key)
+        var v = MDB_val(value)
+        let rc = mdb_cursor_put(handle, &k, &v, flags.rawValue)
+        if rc == MDB_KEYEXIST { return false }
+        try check(rc, "mdb_cursor_put")
+        return true
+    }
+}

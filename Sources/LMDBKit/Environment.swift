@@ -1,0 +1,197 @@
+import CLMDB
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// How an environment is opened. The defaults suit an append-mostly audit log.
+public struct EnvironmentOptions: Sendable {
+    /// The initial map size in bytes; it grows on demand (see `Environment.write`).
+    public var mapSize: Int = 256 << 20
+    /// How many named databases the environment may hold.
+    public var maxDatabases: UInt32 = 16
+    /// How many reader slots (concurrent read transactions across processes).
+    public var maxReaders: UInt32 = 126
+    /// Open without write access: no write transactions, no lock-file creation.
+    public var readOnly = false
+    /// Skip the OS read-ahead: lookups touch scattered pages, so read-ahead only
+    /// wastes page cache.
+    public var noReadahead = true
+    /// Skip `fsync` on commit (faster, but the last commits can be lost on power
+    /// failure). Off by default: a committed event is durable.
+    public var noSync = false
+    /// File mode for `data.mdb` and `lock.mdb`.
+    public var fileMode: mode_t = 0o600
+
+    public init() {}
+}
+
+/// An open LMDB environment: one directory holding `data.mdb` and `lock.mdb`.
+///
+/// Transactions are scoped (`read { }`, `write { }`): they end when the closure
+/// returns, so none can leak. `MDB_NOTLS` is set, so a read transaction is not tied
+/// to the thread that began it.
+public final class Environment: @unchecked Sendable {
+    let handle: OpaquePointer
+    /// The path the environment was opened at.
+    public let path: String
+    /// Whether the environment was opened read-only.
+    public let isReadOnly: Bool
+
+    /// Opens (and with write access, creates the files of) the environment in `path`,
+    /// which must be an existing directory.
+    public init(path: String, options: EnvironmentOptions = EnvironmentOptions()) throws {
+        var env: OpaquePointer?
+        try check(mdb_env_create(&env), "mdb_env_create")
+        guard let env else { throw LMDBError(code: EINVAL, operation: "mdb_env_create") }
+        do {
+            try check(mdb_env_set_maxdbs(env, options.maxDatabases), "mdb_env_set_maxdbs")
+            try check(mdb_env_set_maxreaders(env, options.maxReaders), "mdb_env_set_maxreaders")
+            try check(mdb_env_set_mapsize(env, options.mapSize), "mdb_env_set_mapsize")
+            var flags = UInt32(MDB_NOTLS)
+            if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+            if options.noReadahead { flags |= UInt32(MDB_NORDAHEAD) }
+            if options.noSync { flags |= UInt32(MDB_NOSYNC) }
+            try check(mdb_env_open(env, path, flags, options.fileMode), "mdb_env_open \(path)")
+        } catch {
+            mdb_env_close(env)
+            throw error
+        }
+        self.handle = env
+        self.path = path
+        self.isReadOnly = options.readOnly
+    }
+
+    deinit { mdb_env_close(handle) }
+
+    /// Runs `body` in a read-only transaction that ends when `body` returns.
+    /// Everything read through it is a consistent snapshot.
+    public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
+        let txn = try begin(flags: UInt32(MDB_RDONLY))
+        defer { mdb_txn_abort(txn) }
+        return try body(Transaction(handle: txn, isWritable: false))
+    }
+
+    /// Runs `body` in a write transaction and commits when it returns; throwing aborts.
+    ///
+    /// When the map is full the transaction is aborted, the map grows and `body` runs
+    /// again from the start, so `body` must not have effects outside the transaction
+    /// (return its results instead). Write transactions are serialised across threads
+    /// and processes by LMDB's writer lock. No other transaction of this process may be
+    /// open while the map grows.
+    public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+        precondition(!isReadOnly, "write transaction on a read-only environment")
+        while true {
+            let txn = try begin(flags: 0)
+            let result: R
+            do {
+                result = try body(Transaction(handle: txn, isWritable: true))
+            } catch let error as LMDBError where error.isMapFull {
+                mdb_txn_abort(txn)
+                try growMap()
+                continue
+            } catch {
+                mdb_txn_abort(txn)
+                throw error
+            }
+            let rc = mdb_txn_commit(txn)  // frees the transaction, success or not
+            if rc == MDB_MAP_FULL {
+                try growMap()
+                continue
+            }
+            try check(rc, "mdb_txn_commit")
+            return result
+        }
+    }
+
+    /// Runs `body`, which opens named databases, in a transaction that commits so the
+    /// handles stay valid for the life of the environment (read-only when the
+    /// environment is).
+    public func openDatabases<R>(_ body: (Transaction) throws -> R) throws -> R {
+        if !isReadOnly { return try write(body) }
+        let txn = try begin(flags: UInt32(MDB_RDONLY))
+        let result: R
+        do {
+            result = try body(Transaction(handle: txn, isWritable: false))
+        } catch {
+            mdb_txn_abort(txn)
+            throw error
+        }
+        try check(mdb_txn_commit(txn), "mdb_txn_commit")
+        return result
+    }
+
+    private func begin(flags: UInt32) throws -> OpaquePointer {
+        while true {
+            var txn: OpaquePointer?
+            let rc = mdb_txn_begin(handle, nil, flags, &txn)
+            if rc == MDB_MAP_RESIZED {
+                // Another process grew the file past our map: adopt its size.
+                try check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize")
+                continue
+            }
+            try check(rc, "mdb_txn_begin")
+            guard let txn else { throw LMDBError(code: EINVAL, operation: "mdb_txn_begin") }
+            return txn
+        }
+    }
+
+    /// The current map size in bytes.
+    public var mapSize: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return info.me_mapsize
+    }
+
+    /// The page size of the environment.
+    public var pageSize: Int {
+        var stat = MDB_stat()
+        mdb_env_stat(handle, &stat)
+        return Int(stat.ms_psize)
+    }
+
+    /// The id of the last committed transaction: it changes whenever any process
+    /// commits, which makes it a cheap "anything new?" probe for followers.
+    public var lastTransactionID: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return info.me_last_txnid
+    }
+
+    /// Grows the map: doubling while small, then by 1 GiB steps, rounded to 1 MiB.
+    public func growMap() throws {
+        let current = mapSize
+        let step = Swift.min(Swift.max(current, 1 << 20), 1 << 30)
+        let next = (current + step + (1 << 20) - 1) & ~((1 << 20) - 1)
+        try check(mdb_env_set_mapsize(handle, next), "mdb_env_set_mapsize")
+    }
+
+    /// Clears the reader slots of processes that died holding a read transaction;
+    /// returns how many were cleared.
+    @discardableResult
+    public func clearStaleReaders() throws -> Int {
+        var dead: Int32 = 0
+        try check(mdb_reader_check(handle, &dead), "mdb_reader_check")
+        return Int(dead)
+    }
+
+    /// Flushes buffers to disk (useful after writing with `noSync`).
+    public func sync() throws {
+        try check(mdb_env_sync(handle, 1), "mdb_env_sync")
+    }
+
+    /// Opens a named database, creating it when `create` is set (write transaction
+    /// only). The handle stays valid for the life of the environment once the
+    /// transaction that opened it commits.
+    public func openDatabase(
+        _ name: String, flags: DatabaseFlags = [], create: Bool, in txn: Transaction
+    ) throws -> Database {
+        var dbi: MDB_dbi = 0
+        var raw = flags.rawValue
+        if create { raw |= UInt32(MDB_CREATE) }
+        try check(mdb_dbi_open(txn.handle, name, raw, &dbi), "mdb_dbi_open \(name)")
+        return Database(dbi: dbi, flags: flags)
+    }
+}

@@ -1,0 +1,26 @@
+import PushTrailCore
+
+/// `pushtrail head`: the chain head, to note down or publish.
+enum HeadCommand: Command {
+    static let spec = CommandSpec(
+        name: "head",
+        summary: "Print the chain head (seq and SHA-256), a value to note down and compare later.",
+        usage: ["head [--json]"],
+        options: [.flag("json", "print {\"seq\", \"hash\"}")],
+        discussion: """
+            Every event's hash covers the one before it, so any change to a stored event,
+            or any removal or reordering, changes every later hash and the head. Compare a
+            head you noted with 'pushtrail verify', which recomputes the chain.
+            """)
+
+    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+        let store = try context.openStore(arguments, create: false)
+        let head = try store.read { try $0.head() }
+        if arguments.flag("json") {
+            context.stdout.line(JSONValue.object([("seq", .uint(head.seq)), ("hash", .string(head.hex))]).serialized())
+        } else {
+            context.stdout.line("seq \(head.seq) \(head.hex)")
+        }
+        return ExitStatus.success
+    }
+}

@@ -1,0 +1,110 @@
+import PushTrailCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `pushtrail import`: record `.apns` files as notifications.
+enum ImportCommand: Command {
+    static let spec = CommandSpec(
+        name: "import",
+        summary: "Record .apns files as notification events.",
+        usage: ["import FILE.apns… --user U [--at T] [--id UUID] [--topic BUNDLE]"],
+        options: [
+            .option("user", "U", "the recipient user id (required)"),
+            .option("at", "T", "when it was sent (default: the file's modification time)"),
+            .option("id", "UUID", "the apns-id (one file only; default: derived from content, user and time)"),
+            .option("topic", "BUNDLE", "the app bundle id (default: the file's \"Simulator Target Bundle\")"),
+            .flag("json", "print one {\"file\", \"id\", \"seq\", \"outcome\"} line per file"),
+        ],
+        operands: "FILE.apns…",
+        operandCompletion: .file,
+        discussion: """
+            The "Simulator Target Bundle" key becomes the event's topic and is not kept in
+            the payload. Without --id, importing the same file again (same content, user
+            and time) is a duplicate, not a second event.
+            """)
+
+    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+        guard !arguments.operands.isEmpty else { throw UsageError("name at least one .apns file", command: "import") }
+        guard let user = arguments.value("user"), !user.isEmpty else {
+            throw UsageError("--user is required: whose notification was it?", command: "import")
+        }
+        if arguments.value("id") != nil && arguments.operands.count > 1 {
+            throw UsageError("--id names one event: import one file at a time with it", command: "import")
+        }
+        let at = try arguments.value("at").map { text in
+            do { return try TimeExpression.parseTime(text, now: context.clock()) } catch { throw UsageError("--at: \(error)") }
+        }
+        let store = try context.openStore(arguments, create: true)
+        var failed = false
+        for path in arguments.operands {
+            let contents = try readFile(path)
+            let when = try at ?? modificationTime(path)
+            let line: [UInt8]
+            let event: Event
+            do {
+                line = try APNSFile.eventLine(
+                    file: contents, user: user, at: when, id: arguments.value("id"), topic: arguments.value("topic"))
+                var decoder = EventDecoder()
+                event = try decoder.decode(line)
+            } catch {
+                context.stderr.line("pushtrail: \(path): \(InvalidEvent.from(error).reason)")
+                failed = true
+                continue
+            }
+            let outcome = try store.append([PendingEvent(event: event, raw: line, source: path)], recordedAt: context.clock)[0]
+            let (word, seq): (String, UInt64) = {
+                switch outcome {
+                case .appended(let s): ("appended", s)
+                case .duplicate(let s): ("duplicate", s)
+                case .conflict(let s): ("conflict", s)
+                }
+            }()
+            if case .conflict = outcome {
+                context.stderr.line("pushtrail: \(path): id \(event.id) is already stored as seq \(seq) with different content; pass another --id")
+                failed = true
+            }
+            if arguments.flag("json") {
+                context.stdout.line(
+                    JSONValue.object([("file", .string(path)), ("id", .string(event.id)), ("seq", .uint(seq)), ("outcome", .string(word))])
+                        .serialized())
+            } else if case .appended = outcome {
+                context.stdout.line("\(path): notification \(event.id) stored as seq \(seq)")
+            } else if case .duplicate = outcome {
+                context.stdout.line("\(path): already stored as seq \(seq) (duplicate, skipped)")
+            }
+        }
+        return failed ? ExitStatus.dataError : ExitStatus.success
+    }
+
+    static func readFile(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CommandError.io("cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw CommandError.io("cannot read \(path): \(String(cString: strerror(errno)))") }
+            if n == 0 { break }
+            out += chunk[0..<n]
+            if out.count > 1 << 20 { throw CommandError.data("\(path) is over 1 MiB: not an .apns payload") }
+        }
+        return out
+    }
+
+    static func modificationTime(_ path: String) throws -> Timestamp {
+        var st = stat()
+        guard stat(path, &st) == 0 else { throw CommandError.io("cannot read \(path): \(String(cString: strerror(errno)))") }
+        #if canImport(Darwin)
+            let ts = st.st_mtimespec
+        #else
+            let ts = st.st_mtim
+        #endif
+        return Timestamp(microseconds: Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000)
+    }
+}

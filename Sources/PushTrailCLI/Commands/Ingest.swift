@@ -1,0 +1,100 @@
+import PushTrailCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `pushtrail ingest`: append NDJSON events from files or standard input.
+enum IngestCommand: Command {
+    static let spec = CommandSpec(
+        name: "ingest",
+        summary: "Append NDJSON events (SPEC §1) from files or standard input to the store.",
+        usage: ["ingest [FILE…] [--rejects PATH] [--strict] [--json]"],
+        options: [
+            .option("rejects", "PATH", "also write each rejected line, byte for byte, to PATH (created 0600)", completion: .file),
+            .flag("strict", "all or nothing: at the first bad line, store nothing of this run"),
+            .flag("json", "print the summary as JSON"),
+            .flag("quiet", short: "q", "no progress line"),
+        ],
+        operands: "FILE…",
+        operandCompletion: .file,
+        discussion: """
+            With no FILE, or with -, events are read from standard input. A line whose id
+            is stored with equal content is a duplicate (skipped), with other content a
+            conflict (rejected). Rejected lines are reported as FILE:LINE: reason and make
+            the exit status 65; the good lines around them are stored.
+            """)
+
+    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+        let sources: [InputSource] = arguments.operands.isEmpty
+            ? [.standardInput]
+            : arguments.operands.map { $0 == "-" ? .standardInput : .file($0) }
+        if sources.filter({ $0.path == nil }).count > 1 {
+            throw UsageError("standard input (-) can be read only once", command: "ingest")
+        }
+        if arguments.operands.isEmpty && context.stdinIsTerminal {
+            throw UsageError("no input: name NDJSON files, or pipe events to standard input", command: "ingest")
+        }
+        for source in sources {
+            if let path = source.path, access(path, R_OK) != 0 {
+                throw CommandError.io("cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+        }
+        let rejects = try arguments.value("rejects").map { try OutputFile.create($0, overwrite: true) }
+        defer { rejects?.close() }
+
+        let store = try context.openStore(arguments, create: true)
+        var options = IngestOptions()
+        options.strict = arguments.flag("strict")
+        let ingest = Ingest(store: store, sources: sources, options: options, clock: context.clock)
+        let progress = ProgressLine(context.stderr, enabled: !arguments.flag("quiet") && !arguments.flag("json"))
+        let started = WallClock.now()
+        var rejectError: (any Error)?
+        ingest.onReject = { rejection in
+            progress.clear()
+            context.stderr.line("pushtrail: \(rejection.source):\(rejection.line): \(rejection.reason)")
+            do {
+                try rejects?.write(rejection.raw + [0x0A])
+            } catch {
+                rejectError = error
+            }
+        }
+        ingest.onProgress = { summary, bytes in
+            let seconds = Double(WallClock.now().microseconds - started.microseconds) / 1e6
+            let rate = seconds > 0 ? Int(Double(summary.read) / seconds) : 0
+            progress.update(
+                "ingest: \(grouped(summary.read)) lines, \(grouped(summary.appended)) appended, "
+                    + "\(megabytes(bytes)) read, \(grouped(rate)) events/s")
+        }
+        let summary = try ingest.run()
+        progress.clear()
+        if let rejectError { throw CommandError.io("cannot write --rejects file: \(rejectError)") }
+
+        if arguments.flag("json") {
+            context.stdout.line(
+                JSONValue.object([
+                    ("read", .int(Int64(summary.read))), ("appended", .int(Int64(summary.appended))),
+                    ("duplicates", .int(Int64(summary.duplicates))), ("conflicts", .int(Int64(summary.conflicts))),
+                    ("rejected", .int(Int64(summary.rejected))), ("first_seq", .uint(summary.firstSeq)),
+                    ("last_seq", .uint(summary.lastSeq)),
+                ]).serialized())
+        } else {
+            var line = "appended \(grouped(summary.appended)) of \(grouped(summary.read)) events"
+            if let first = summary.firstSeq, let last = summary.lastSeq { line += " (seq \(first)–\(last))" }
+            line += "; \(grouped(summary.duplicates)) duplicates, \(grouped(summary.conflicts)) conflicts, "
+            line += "\(grouped(summary.rejected)) rejected"
+            if options.strict && summary.rejected + summary.conflicts > 0 {
+                line += "; --strict: nothing from this run was stored"
+            }
+            context.stdout.line(line)
+        }
+        return summary.rejected + summary.conflicts > 0 ? ExitStatus.dataError : ExitStatus.success
+    }
+
+    static func megabytes(_ bytes: Int) -> String {
+        let mb = Double(bytes) / 1_000_000
+        return mb < 10 ? "\(Double(Int(mb * 10)) / 10) MB" : "\(grouped(Int(mb))) MB"
+    }
+}

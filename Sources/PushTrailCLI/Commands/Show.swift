@@ -1,0 +1,52 @@
+import PushTrailCore
+
+/// `pushtrail show`: one event in full.
+enum ShowCommand: Command {
+    static let spec = CommandSpec(
+        name: "show",
+        summary: "Show one event in full: by id, or by @SEQ.",
+        usage: ["show EVENT_ID [--json]", "show @SEQ [--json]"],
+        options: [.flag("json", "print {\"seq\", \"recorded_at\", \"hash\", \"event\"}")],
+        operands: "EVENT_ID | @SEQ")
+
+    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+        guard arguments.operands.count == 1, let target = arguments.operands.first else {
+            throw UsageError("name one event: an id, or @SEQ", command: "show")
+        }
+        let store = try context.openStore(arguments, create: false)
+        let found: StoredEvent? = try store.read { reader in
+            if target.hasPrefix("@"), let seq = UInt64(target.dropFirst()) { return try reader.event(seq: seq) }
+            return try reader.seq(forID: target).flatMap { try reader.event(seq: $0) }
+        }
+        guard let stored = found else { throw CommandError.notFound("no event \(target) in \(store.path)") }
+        if arguments.flag("json") {
+            context.stdout.line(
+                JSONValue.object([
+                    ("seq", .uint(stored.seq)), ("recorded_at", .string(stored.recordedAt.description)),
+                    ("hash", .string(SHA256.hex(stored.hash))), ("event", .raw(String(decoding: stored.raw, as: UTF8.self))),
+                ]).serialized())
+            return ExitStatus.success
+        }
+        let event = try stored.decode()
+        let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
+        var rows: [(String, String)] = [
+            ("seq", String(stored.seq)), ("at", event.at.description), ("recorded", stored.recordedAt.description),
+            ("user", event.user), ("device", context.token(event.device, arguments)), ("hash", SHA256.hex(stored.hash)),
+        ]
+        if let task = event.taskID { rows.append(("task", String(task))) }
+        if let thread = event.threadID { rows.append(("thread", thread)) }
+        context.stdout.line(style.bold("\(event.type) \(event.id)"))
+        for (k, v) in rows { context.stdout.line("  " + style.dim(k.padding(9)) + " " + v) }
+        context.stdout.line()
+        var decoder = EventDecoder()
+        let pretty = try stored.raw.withUnsafeBytes { bytes in
+            try decoder.withView(bytes) { json in
+                JSONPretty.render(json) { key in
+                    key == "device" && !arguments.flag("show-tokens") ? JSONValue.quoted(context.token(event.device, arguments)) : nil
+                }
+            }
+        }
+        context.stdout.line(pretty)
+        return ExitStatus.success
+    }
+}

@@ -1,0 +1,48 @@
+import PushTrailCore
+
+/// `pushtrail stats`: what the store holds.
+enum StatsCommand: Command {
+    static let spec = CommandSpec(
+        name: "stats",
+        summary: "Count events by type, tasks, threads and users; the time span and the store's size.",
+        usage: ["stats [--json]"],
+        options: [.flag("json", "print the counts as JSON")])
+
+    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+        let store = try context.openStore(arguments, create: false)
+        let stats = try store.read { try $0.statistics() }
+        let bytes = store.fileBytes
+        if arguments.flag("json") {
+            context.stdout.line(
+                JSONValue.object([
+                    ("events", .uint(stats.events)),
+                    ("by_type", .object(EventType.allCases.map { ($0.description, .int(Int64(stats.byType[$0] ?? 0))) })),
+                    ("tasks", .int(stats.tasks)), ("threads", .int(stats.threads)), ("users", .int(stats.users)),
+                    ("first_at", .string(stats.firstAt?.description)), ("last_at", .string(stats.lastAt?.description)),
+                    ("store_bytes", .int(bytes)),
+                ]).serialized())
+            return ExitStatus.success
+        }
+        let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
+        let types = EventType.allCases.map { "\(grouped(stats.byType[$0] ?? 0)) \($0.plural)" }.joined(separator: ", ")
+        let rows: [(String, String)] = [
+            ("events", "\(grouped(Int(stats.events))) (\(types))"),
+            ("tasks", grouped(stats.tasks)),
+            ("threads", grouped(stats.threads)),
+            ("users", grouped(stats.users)),
+            ("first at", stats.firstAt?.description ?? "-"),
+            ("last at", stats.lastAt?.description ?? "-"),
+            ("store", "\(IngestCommand.megabytes(bytes)) in \(store.path)"),
+            ("head", "seq \(stats.head.seq) \(stats.head.hex)"),
+        ]
+        for (k, v) in rows { context.stdout.line(style.bold(k.padding(9)) + " " + v) }
+        return ExitStatus.success
+    }
+}
+
+extension String {
+    /// Pads with spaces to `width` characters.
+    func padding(_ width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}

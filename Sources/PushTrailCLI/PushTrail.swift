@@ -1,0 +1,130 @@
+import PushTrailCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The `pushtrail` command line: finds the command, parses its options, runs it and
+/// turns any error into one line on stderr and the exit status of SPEC §5.
+public enum PushTrail {
+    public static let version = "0.1.0"
+
+    static let commands: [any Command.Type] = [
+        IngestCommand.self, ImportCommand.self, ShowCommand.self, HeadCommand.self, StatsCommand.self,
+        VerifyCommand.self,
+    ]
+
+    /// Runs `argv` (without the program name); returns the exit status.
+    public static func main(_ argv: [String], context: Context) -> Int32 {
+        let status = dispatch(argv, context)
+        do {
+            try context.stdout.flush()
+        } catch {
+            // The reader has gone; nothing more to say.
+        }
+        try? context.stderr.flush()
+        return status
+    }
+
+    static func dispatch(_ argv: [String], _ context: Context) -> Int32 {
+        // Global options may come before the command.
+        var globals: [String] = []
+        var i = 0
+        while i < argv.count {
+            let a = argv[i]
+            if a == "--store", i + 1 < argv.count {
+                globals += [a, argv[i + 1]]
+                i += 2
+            } else if a.hasPrefix("--store=") || a == "--no-color" || a == "--show-tokens" {
+                globals.append(a)
+                i += 1
+            } else {
+                break
+            }
+        }
+        let rest = Array(argv[i...])
+        guard let name = rest.first else {
+            context.stderr.write(rootHelp())
+            return ExitStatus.usage
+        }
+        if name == "--help" || name == "-h" || name == "help" {
+            if rest.count > 1, let command = commands.first(where: { $0.spec.name == rest[1] }) {
+                context.stdout.write(HelpText.render(command.spec, global: GlobalOptions.list))
+            } else {
+                context.stdout.write(rootHelp())
+            }
+            return ExitStatus.success
+        }
+        if name == "--version" {
+            context.stdout.line("pushtrail \(version)")
+            return ExitStatus.success
+        }
+        guard let command = commands.first(where: { $0.spec.name == name }) else {
+            let hint = name.hasPrefix("-") ? "unknown option \(name)" : "unknown command '\(name)'"
+            context.stderr.line("pushtrail: \(hint)")
+            context.stderr.line("Run 'pushtrail --help' for the list of commands.")
+            return ExitStatus.usage
+        }
+        var spec = command.spec
+        spec.options += GlobalOptions.list.filter { g in !spec.options.contains { $0.name == g.name } }
+        do {
+            let arguments = try Arguments.parse(globals + Array(rest.dropFirst()), spec: spec)
+            if arguments.flag("help") {
+                context.stdout.write(HelpText.render(command.spec, global: GlobalOptions.list))
+                return ExitStatus.success
+            }
+            return try command.run(arguments, context)
+        } catch {
+            return report(error, command: name, context)
+        }
+    }
+
+    /// One line on stderr for any error, and its exit status.
+    static func report(_ error: any Error, command: String, _ context: Context) -> Int32 {
+        switch error {
+        case is BrokenPipe:
+            return ExitStatus.success
+        case let e as UsageError:
+            context.stderr.line("pushtrail \(command): \(e.message)")
+            context.stderr.line("Run 'pushtrail \(command) --help' for usage.")
+            return ExitStatus.usage
+        case let e as CommandError:
+            context.stderr.line("pushtrail: \(e.message)")
+            return e.status
+        case let e as StoreError:
+            context.stderr.line("pushtrail: \(e)")
+            return ExitStatus.ioError
+        case let e as TimeExpression.Invalid:
+            context.stderr.line("pushtrail \(command): \(e)")
+            return ExitStatus.usage
+        default:
+            context.stderr.line("pushtrail: \(error)")
+            return ExitStatus.ioError
+        }
+    }
+
+    static func rootHelp() -> String {
+        var out = """
+            pushtrail — an audit log of push notifications, kept in LMDB.
+
+            Usage:
+              pushtrail [--store DIR] COMMAND [OPTIONS]
+
+            Commands:
+
+            """
+        let width = (commands.map { $0.spec.name.count }.max() ?? 0) + 3
+        for c in commands {
+            out += "  " + c.spec.name + String(repeating: " ", count: width - c.spec.name.count) + c.spec.summary + "\n"
+        }
+        out += """
+
+            The store is --store DIR, else $PUSHTRAIL_STORE, else ./pushtrail.lmdb.
+            Run 'pushtrail COMMAND --help' for a command's options.
+
+            """
+        return out
+    }
+}

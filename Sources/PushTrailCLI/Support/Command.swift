@@ -1,0 +1,134 @@
+import PushTrailCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The exit statuses of SPEC §5.
+public enum ExitStatus {
+    public static let success: Int32 = 0
+    /// Nothing found, findings present, or verification failed.
+    public static let notFound: Int32 = 1
+    public static let usage: Int32 = 2
+    /// Bad input data: rejected lines, conflicts.
+    public static let dataError: Int32 = 65
+    /// Store or file I/O error.
+    public static let ioError: Int32 = 74
+}
+
+/// An error that carries its own one-line message and exit status.
+public struct CommandError: Error, CustomStringConvertible {
+    public let message: String
+    public let status: Int32
+    public init(_ message: String, status: Int32) {
+        self.message = message
+        self.status = status
+    }
+    public var description: String { message }
+
+    static func notFound(_ message: String) -> CommandError { CommandError(message, status: ExitStatus.notFound) }
+    static func io(_ message: String) -> CommandError { CommandError(message, status: ExitStatus.ioError) }
+    static func data(_ message: String) -> CommandError { CommandError(message, status: ExitStatus.dataError) }
+}
+
+/// A subcommand: its declaration and what it does.
+protocol Command: Sendable {
+    static var spec: CommandSpec { get }
+    /// Runs with parsed arguments; returns the exit status.
+    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32
+}
+
+/// Options every command accepts.
+enum GlobalOptions {
+    static let list: [OptionSpec] = [
+        .option("store", "DIR", "the store directory (default: $PUSHTRAIL_STORE, else ./pushtrail.lmdb)", completion: .directory),
+        .flag("no-color", "never colour the output (also: NO_COLOR=1)"),
+        .flag("show-tokens", "show device tokens in full (masked by default)"),
+        .flag("help", short: "h", "show this help"),
+    ]
+}
+
+extension Context {
+    /// The store directory: `--store`, else `$PUSHTRAIL_STORE`, else `./pushtrail.lmdb`.
+    func storePath(_ arguments: Arguments) -> String {
+        if let s = arguments.value("store"), !s.isEmpty { return s }
+        if let s = environment["PUSHTRAIL_STORE"], !s.isEmpty { return s }
+        return "pushtrail.lmdb"
+    }
+
+    /// Opens the store: for writing (created when missing) or read-only (must exist).
+    func openStore(_ arguments: Arguments, create: Bool) throws -> Store {
+        var options = StoreOptions()
+        if let size = environment["PUSHTRAIL_MAP_SIZE"].flatMap(Int.init), size > 0 { options.mapSize = size }
+        if environment["PUSHTRAIL_NOSYNC"] == "1" { options.noSync = true }
+        return try Store(path: storePath(arguments), create: create, options: options)
+    }
+
+    /// Parses a time option (SPEC §2).
+    func horizon(_ arguments: Arguments, _ name: String) throws -> Horizon? {
+        guard let text = arguments.value(name) else { return nil }
+        do {
+            return try TimeExpression.parse(text, now: clock())
+        } catch {
+            throw UsageError("--\(name): \(error)")
+        }
+    }
+
+    /// Shows a device token masked unless `--show-tokens`.
+    func token(_ device: String?, _ arguments: Arguments) -> String {
+        guard let device else { return "-" }
+        return arguments.flag("show-tokens") ? device : TokenMask.mask(device)
+    }
+}
+
+/// Device tokens are secrets: human output shows only their ends.
+public enum TokenMask {
+    public static func mask(_ token: String) -> String {
+        let chars = Array(token)
+        guard chars.count > 12 else { return String(repeating: "•", count: max(chars.count, 4)) }
+        return String(chars.prefix(4)) + "…" + String(chars.suffix(4))
+    }
+}
+
+/// Formats counts for people: 1234567 → "1,234,567".
+func grouped(_ n: Int) -> String {
+    let s = String(n.magnitude)
+    var out = ""
+    for (i, c) in s.enumerated() {
+        if i > 0 && (s.count - i) % 3 == 0 { out += "," }
+        out.append(c)
+    }
+    return (n < 0 ? "-" : "") + out
+}
+
+/// A progress line on a terminal, redrawn at most ten times a second.
+final class ProgressLine {
+    let stream: OutputStream
+    let enabled: Bool
+    private var last: Timestamp = Timestamp(microseconds: 0)
+    private var shown = false
+
+    init(_ stream: OutputStream, enabled: Bool) {
+        self.stream = stream
+        self.enabled = enabled && stream.isTerminal
+    }
+
+    func update(_ text: @autoclosure () -> String) {
+        guard enabled else { return }
+        let now = WallClock.now()
+        guard now.microseconds - last.microseconds >= 100_000 else { return }
+        last = now
+        shown = true
+        stream.write("\r\u{1B}[K" + text())
+        try? stream.flush()
+    }
+
+    func clear() {
+        guard enabled, shown else { return }
+        stream.write("\r\u{1B}[K")
+        try? stream.flush()
+        shown = false
+    }
+}

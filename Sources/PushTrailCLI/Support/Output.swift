@@ -1,0 +1,153 @@
+import PushTrailCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The reader went away (`pushtrail log | head`): stop quietly.
+struct BrokenPipe: Error {}
+
+/// Where a command writes: a file descriptor, or memory in tests.
+public final class OutputStream: @unchecked Sendable {
+    private let fd: Int32?
+    private var buffer: [UInt8] = []
+    /// Everything written, when this stream captures to memory.
+    public private(set) var captured: [UInt8] = []
+    /// Whether this stream is a terminal (colour and progress lines only then).
+    public let isTerminal: Bool
+
+    /// Write through at once (stderr: messages must interleave with progress).
+    private let autoflush: Bool
+
+    /// A stream on a file descriptor, buffered unless `autoflush`.
+    public init(fd: Int32, autoflush: Bool = false) {
+        self.fd = fd
+        self.autoflush = autoflush
+        self.isTerminal = isatty(fd) == 1
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    /// A stream that keeps what is written (for tests).
+    public init(capturingAsTerminal: Bool = false) {
+        self.fd = nil
+        self.autoflush = false
+        self.isTerminal = capturingAsTerminal
+    }
+
+    public var text: String { String(decoding: captured, as: UTF8.self) }
+
+    public func write(_ s: String) {
+        if fd == nil {
+            captured.append(contentsOf: s.utf8)
+            return
+        }
+        buffer.append(contentsOf: s.utf8)
+        if autoflush || buffer.count >= 1 << 16 { try? flush() }
+    }
+
+    public func write(bytes: some Collection<UInt8>) {
+        if fd == nil {
+            captured.append(contentsOf: bytes)
+            return
+        }
+        buffer.append(contentsOf: bytes)
+        if autoflush || buffer.count >= 1 << 16 { try? flush() }
+    }
+
+    public func line(_ s: String = "") { write(s + "\n") }
+
+    /// Writes out the buffer; throws `BrokenPipe` when the reader has gone.
+    func flush() throws {
+        guard let fd, !buffer.isEmpty else { return }
+        defer { buffer.removeAll(keepingCapacity: true) }
+        var off = 0
+        while off < buffer.count {
+            let n = buffer.withUnsafeBytes { Glibc_write(fd, $0.baseAddress! + off, $0.count - off) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == EPIPE { brokenPipe = true; throw BrokenPipe() }
+                throw StoreError.io("cannot write output: \(String(cString: strerror(errno)))")
+            }
+            off += n
+        }
+    }
+
+    /// Set once a write met a closed pipe.
+    public private(set) var brokenPipe = false
+}
+
+@inline(__always) private func Glibc_write(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int {
+    write(fd, p, n)
+}
+
+/// Colours for a terminal; empty strings when colour is off.
+public struct Style: Sendable {
+    public let enabled: Bool
+
+    func wrap(_ code: String, _ s: String) -> String { enabled ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
+    func bold(_ s: String) -> String { wrap("1", s) }
+    func dim(_ s: String) -> String { wrap("2", s) }
+    func red(_ s: String) -> String { wrap("31", s) }
+    func green(_ s: String) -> String { wrap("32", s) }
+    func yellow(_ s: String) -> String { wrap("33", s) }
+    func blue(_ s: String) -> String { wrap("34", s) }
+    func cyan(_ s: String) -> String { wrap("36", s) }
+}
+
+/// Everything a command may touch besides its arguments, injected so that tests run
+/// commands in-process with captured output, a fixed clock and their own environment.
+public final class Context: @unchecked Sendable {
+    public let stdout: OutputStream
+    public let stderr: OutputStream
+    public let environment: [String: String]
+    public let clock: @Sendable () -> Timestamp
+    /// Whether standard input is a terminal (then `ingest` with no files says how to use it).
+    public let stdinIsTerminal: Bool
+
+    public init(
+        stdout: OutputStream, stderr: OutputStream, environment: [String: String],
+        clock: @escaping @Sendable () -> Timestamp, stdinIsTerminal: Bool = false
+    ) {
+        self.stdout = stdout
+        self.stderr = stderr
+        self.environment = environment
+        self.clock = clock
+        self.stdinIsTerminal = stdinIsTerminal
+    }
+
+    /// The real process: fds 1 and 2, the process environment, the wall clock.
+    public static func process() -> Context {
+        var env: [String: String] = [:]
+        var p = environ
+        while let entry = p.pointee {
+            let s = String(cString: entry)
+            if let eq = s.firstIndex(of: "=") { env[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
+            p += 1
+        }
+        return Context(
+            stdout: OutputStream(fd: 1), stderr: OutputStream(fd: 2, autoflush: true), environment: env,
+            clock: { WallClock.now() }, stdinIsTerminal: isatty(0) == 1)
+    }
+
+    /// Colour for `stream`: only on a terminal, never with `NO_COLOR` set.
+    func style(for stream: OutputStream, disabled: Bool = false) -> Style {
+        let noColor = environment["NO_COLOR"].map { !$0.isEmpty } ?? false
+        return Style(enabled: stream.isTerminal && !noColor && !disabled && environment["TERM"] != "dumb")
+    }
+
+    /// A warning on stderr: `pushtrail: warning: …`.
+    func warn(_ message: String) {
+        stderr.line("pushtrail: warning: \(message)")
+    }
+}
+
+/// The system clock, at microsecond precision.
+public enum WallClock {
+    public static func now() -> Timestamp {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Timestamp(microseconds: Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000)
+    }
+}

@@ -1,0 +1,270 @@
+import Foundation
+
+/// Why an input line is not a valid event: the one-line reason shown as
+/// `pushtrail: FILE:LINE: reason`.
+public struct InvalidEvent: Error, Equatable, Sendable, CustomStringConvertible {
+    public let reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+
+    /// The error as an `InvalidEvent` (closures lose typed throws).
+    public static func from(_ error: any Error) -> InvalidEvent {
+        error as? InvalidEvent ?? InvalidEvent("\(error)")
+    }
+}
+
+/// Decodes and validates one NDJSON line as an event (SPEC §1).
+///
+/// Keeps a reusable tape, so one decoder per thread decodes line after line without
+/// allocating for the parse itself.
+public struct EventDecoder: Sendable {
+    /// The longest line accepted, in bytes (without its line break).
+    public static let maxLineBytes = 64 * 1024
+
+    private var tape = JSONTape()
+
+    public init() {}
+
+    /// Decodes `line` (without its line break).
+    public mutating func decode(_ line: UnsafeRawBufferPointer) throws(InvalidEvent) -> Event {
+        if line.count > EventDecoder.maxLineBytes {
+            throw InvalidEvent("line is \(line.count) bytes, over the limit of \(EventDecoder.maxLineBytes) (64 KiB)")
+        }
+        if line.count >= 3, line[0] == 0xEF, line[1] == 0xBB, line[2] == 0xBF {
+            throw InvalidEvent("line starts with a byte-order mark (U+FEFF); save the file as UTF-8 without BOM")
+        }
+        do {
+            try tape.parse(line)
+        } catch {
+            throw InvalidEvent(error.description)
+        }
+        do {
+            return try tape.nodes.withUnsafeBufferPointer { nodes in
+                try EventDecoder.event(JSONView(nodes: nodes, bytes: line))
+            }
+        } catch {
+            throw InvalidEvent.from(error)
+        }
+    }
+
+    /// Decodes an event from an array of bytes.
+    public mutating func decode<Bytes: ContiguousBytes>(_ line: Bytes) throws(InvalidEvent) -> Event {
+        do {
+            return try line.withUnsafeBytes { buffer in try decode(buffer) }
+        } catch {
+            throw InvalidEvent.from(error)
+        }
+    }
+
+    /// Parses `line` and lends the parsed view to `body` (for code that needs more
+    /// than the decoded event, like export and equality checks).
+    public mutating func withView<R>(_ line: UnsafeRawBufferPointer, _ body: (JSONView) throws -> R) throws -> R {
+        do {
+            try tape.parse(line)
+        } catch {
+            throw InvalidEvent(error.description)
+        }
+        return try tape.nodes.withUnsafeBufferPointer { try body(JSONView(nodes: $0, bytes: line)) }
+    }
+
+    // MARK: - Rules
+
+    static func event(_ json: JSONView) throws(InvalidEvent) -> Event {
+        let root = json.root
+        guard json.kind(root) == .object else {
+            throw InvalidEvent("event is a JSON \(name(json.kind(root))), not an object")
+        }
+        let typeName = try requiredString(json, root, "type")
+        guard let type = EventType(name: typeName) else {
+            throw InvalidEvent("\"type\" is \"\(shown(typeName))\"; expected notification, action or delivery")
+        }
+        let id = try requiredString(json, root, "id", bytes: 1...128)
+        let atText = try requiredString(json, root, "at")
+        guard let at = Timestamp.parseRFC3339(Array(atText.utf8)) else {
+            throw InvalidEvent("\"at\" is \"\(shown(atText))\"; expected an RFC 3339 time like 2026-11-29T10:00:00Z")
+        }
+        let user = try requiredString(json, root, "user", bytes: 1...256)
+        let device = try optionalString(json, root, "device", bytes: 1...4096)
+
+        let body: Event.Body
+        switch type {
+        case .notification: body = .notification(try notification(json, root))
+        case .action: body = .action(try action(json, root))
+        case .delivery: body = .delivery(try delivery(json, root))
+        }
+        return Event(id: id, at: at, user: user, device: device, body: body)
+    }
+
+    static func notification(_ json: JSONView, _ root: Int) throws(InvalidEvent) -> PushNotification {
+        guard let payload = json.member(root, "payload") else {
+            throw InvalidEvent("notification has no \"payload\"")
+        }
+        guard json.kind(payload) == .object else {
+            throw InvalidEvent("\"payload\" must be an object, not a \(name(json.kind(payload)))")
+        }
+        guard let aps = json.member(payload, "aps") else {
+            throw InvalidEvent("\"payload\" has no \"aps\" object")
+        }
+        guard json.kind(aps) == .object else {
+            throw InvalidEvent("\"payload.aps\" must be an object, not a \(name(json.kind(aps)))")
+        }
+        let topic = try optionalString(json, root, "topic", bytes: 1...255)
+        _ = try optionalString(json, root, "platform")
+        let threadID = try optionalString(json, aps, "thread-id", bytes: 1...255, path: "payload.aps.")
+        let category = try optionalString(json, aps, "category", path: "payload.aps.")
+        var title: String?
+        var subtitle: String?
+        var body: String?
+        if let alert = json.member(aps, "alert") {
+            switch json.kind(alert) {
+            case .string: body = json.string(alert)
+            case .object:
+                title = try optionalString(json, alert, "title", path: "payload.aps.alert.")
+                subtitle = try optionalString(json, alert, "subtitle", path: "payload.aps.alert.")
+                body = try optionalString(json, alert, "body", path: "payload.aps.alert.")
+            default:
+                throw InvalidEvent("\"payload.aps.alert\" must be a string or an object, not a \(name(json.kind(alert)))")
+            }
+        }
+        var taskID: Int64?
+        if let t = json.member(payload, "task_id") {
+            guard let value = json.int64(t) else {
+                throw InvalidEvent("\"payload.task_id\" must be an integer, not \(shown(json.rawString(t)))")
+            }
+            taskID = value
+        }
+        var buttons: [String]?
+        if let b = json.member(payload, "button_types") {
+            guard json.kind(b) == .array else {
+                throw InvalidEvent("\"payload.button_types\" must be an array of strings")
+            }
+            var list: [String] = []
+            for element in json.elements(b) {
+                guard let s = json.string(element) else {
+                    throw InvalidEvent("\"payload.button_types\" must be an array of strings")
+                }
+                list.append(s)
+            }
+            buttons = list
+        }
+        var isPremium: Bool?
+        if let p = json.member(payload, "is_premium") {
+            guard let value = json.bool(p) else {
+                throw InvalidEvent("\"payload.is_premium\" must be true or false, not \(shown(json.rawString(p)))")
+            }
+            isPremium = value
+        }
+        return PushNotification(
+            threadID: threadID, category: category, title: title, subtitle: subtitle, body: body,
+            taskID: taskID,
+            taskName: try optionalString(json, payload, "task_name", path: "payload."),
+            residenceID: json.member(payload, "residence_id").map { fieldValue(json, $0) },
+            residenceName: try optionalString(json, payload, "residence_name", path: "payload."),
+            dueDate: json.member(payload, "due_date").map { fieldValue(json, $0) },
+            notificationType: try optionalString(json, payload, "notification_type", path: "payload."),
+            buttons: buttons, isPremium: isPremium, topic: topic,
+            payloadSize: json.compactSize(payload))
+    }
+
+    static func action(_ json: JSONView, _ root: Int) throws(InvalidEvent) -> ActionResponse {
+        guard let t = json.member(root, "task_id") else { throw InvalidEvent("action has no \"task_id\"") }
+        guard let taskID = json.int64(t) else {
+            throw InvalidEvent("\"task_id\" must be an integer, not \(shown(json.rawString(t)))")
+        }
+        let actionName = try requiredString(json, root, "action")
+        guard let action = ActionKind(rawValue: actionName) else {
+            throw InvalidEvent(
+                "\"action\" is \"\(shown(actionName))\"; expected one of "
+                    + ActionKind.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        let outcomeName = try requiredString(json, root, "outcome")
+        guard let outcome = Outcome(rawValue: outcomeName) else {
+            throw InvalidEvent("\"outcome\" is \"\(shown(outcomeName))\"; expected ok, rejected or failed")
+        }
+        let notificationID = try optionalString(json, root, "notification_id", bytes: 1...128)
+        let threadID = try optionalString(json, root, "thread_id", bytes: 1...255)
+        var httpStatus: Int?
+        if let s = json.member(root, "http_status") {
+            guard let v = json.int64(s), v >= 100, v <= 599 else {
+                throw InvalidEvent("\"http_status\" must be an integer from 100 to 599, not \(shown(json.rawString(s)))")
+            }
+            httpStatus = Int(v)
+        }
+        let error = try optionalString(json, root, "error")
+        var changes: [(key: String, value: FieldValue)] = []
+        if let c = json.member(root, "changes") {
+            guard json.kind(c) == .object else {
+                throw InvalidEvent("\"changes\" must be an object, not a \(name(json.kind(c)))")
+            }
+            for (k, v) in json.members(c) {
+                changes.append((json.string(k) ?? "", fieldValue(json, v)))
+            }
+        }
+        return ActionResponse(
+            taskID: taskID, action: action, outcome: outcome,
+            notificationID: notificationID.map(EventID.normalizedNotificationIDString),
+            threadID: threadID, httpStatus: httpStatus, error: error, changes: changes)
+    }
+
+    static func delivery(_ json: JSONView, _ root: Int) throws(InvalidEvent) -> Delivery {
+        guard let notificationID = try optionalString(json, root, "notification_id", bytes: 1...128) else {
+            throw InvalidEvent("delivery has no \"notification_id\"")
+        }
+        guard let s = json.member(root, "status") else { throw InvalidEvent("delivery has no \"status\"") }
+        guard let status = json.int64(s), status >= 100, status <= 599 else {
+            throw InvalidEvent("\"status\" must be an integer HTTP status from 100 to 599, not \(shown(json.rawString(s)))")
+        }
+        let reason = try optionalString(json, root, "reason")
+        return Delivery(
+            notificationID: EventID.normalizedNotificationIDString(notificationID), status: Int(status), reason: reason)
+    }
+
+    // MARK: - Field helpers
+
+    static func requiredString(
+        _ json: JSONView, _ object: Int, _ key: StaticString, bytes range: ClosedRange<Int>? = nil
+    ) throws(InvalidEvent) -> String {
+        guard let value = try optionalString(json, object, key, bytes: range) else {
+            throw InvalidEvent("missing \"\(key)\"")
+        }
+        return value
+    }
+
+    static func optionalString(
+        _ json: JSONView, _ object: Int, _ key: StaticString, bytes range: ClosedRange<Int>? = nil, path: String = ""
+    ) throws(InvalidEvent) -> String? {
+        guard let index = json.member(object, key) else { return nil }
+        guard json.kind(index) == .string else {
+            throw InvalidEvent("\"\(path)\(key)\" must be a string, not \(shown(json.rawString(index)))")
+        }
+        if let range {
+            let length = json.stringLength(index)
+            if !range.contains(length) {
+                throw InvalidEvent(
+                    "\"\(path)\(key)\" must be \(range.lowerBound)–\(range.upperBound) bytes, not \(length)")
+            }
+        }
+        return json.string(index)
+    }
+
+    static func fieldValue(_ json: JSONView, _ index: Int) -> FieldValue {
+        json.kind(index) == .string ? .string(json.string(index) ?? "") : .json(json.rawString(index))
+    }
+
+    static func name(_ kind: JSONNode.Kind) -> String {
+        switch kind {
+        case .object: "object"
+        case .array: "array"
+        case .string: "string"
+        case .number: "number"
+        case .bool: "boolean"
+        case .null: "null"
+        }
+    }
+
+    /// A value cut to a length that fits in a one-line message.
+    static func shown(_ text: String) -> String {
+        let flat = text.unicodeScalars.map { $0.value < 0x20 ? "\u{FFFD}" : String($0) }.joined()
+        return flat.count > 40 ? String(flat.prefix(40)) + "…" : flat
+    }
+}

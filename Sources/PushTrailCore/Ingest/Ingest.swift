@@ -1,0 +1,398 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Where events are read from: a file or standard input.
+public struct InputSource: Sendable {
+    /// The name used in messages (`FILE:LINE`); `-` for standard input.
+    public var name: String
+    public var path: String?
+
+    public static let standardInput = InputSource(name: "stdin", path: nil)
+    public static func file(_ path: String) -> InputSource { InputSource(name: path, path: path) }
+
+    func open() throws -> Int32 {
+        guard let path else { return 0 }
+        let fd = Glibc_open(path)
+        if fd < 0 {
+            throw StoreError.io("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        var st = stat()
+        if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
+            close(fd)
+            throw StoreError.io("cannot read \(path): it is a directory")
+        }
+        return fd
+    }
+}
+
+@inline(__always) private func Glibc_open(_ path: String) -> Int32 {
+    open(path, O_RDONLY | O_CLOEXEC)
+}
+
+/// A line that was not stored, and why.
+public struct Rejection: Error, Sendable, Equatable {
+    public var source: String
+    public var line: Int
+    public var reason: String
+    /// The line byte for byte, without its `\n`.
+    public var raw: [UInt8]
+    /// Whether it was refused because its id is stored with different content.
+    public var isConflict: Bool
+    /// Its place in the whole input, for reporting in order.
+    var ordinal = 0
+}
+
+/// What an ingest did (the `--json` summary).
+public struct IngestSummary: Sendable, Equatable, Codable {
+    public var read = 0
+    public var appended = 0
+    public var duplicates = 0
+    public var conflicts = 0
+    public var rejected = 0
+    public var firstSeq: UInt64?
+    public var lastSeq: UInt64?
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case read, appended, duplicates, conflicts, rejected
+        case firstSeq = "first_seq"
+        case lastSeq = "last_seq"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(read, forKey: .read)
+        try c.encode(appended, forKey: .appended)
+        try c.encode(duplicates, forKey: .duplicates)
+        try c.encode(conflicts, forKey: .conflicts)
+        try c.encode(rejected, forKey: .rejected)
+        try c.encode(firstSeq, forKey: .firstSeq)
+        try c.encode(lastSeq, forKey: .lastSeq)
+    }
+}
+
+/// How an ingest runs.
+public struct IngestOptions: Sendable {
+    /// All or nothing: the first bad line (or conflict) stores nothing of this run.
+    public var strict = false
+    /// Events per write transaction (one fsync each).
+    public var batchEvents = 8192
+    /// Raw bytes per write transaction.
+    public var batchBytes = 8 << 20
+
+    public init() {}
+}
+
+/// Appends NDJSON events from files or standard input to a store.
+///
+/// Lines are read and decoded on a second thread while this one writes the previous
+/// batch, so parsing and LMDB's work overlap on two cores; a bounded queue keeps
+/// memory constant whatever the input size. Rejections reach `onReject` in input
+/// order.
+public final class Ingest {
+    let store: Store
+    let sources: [InputSource]
+    let options: IngestOptions
+    let clock: @Sendable () -> Timestamp
+    public var onReject: (Rejection) -> Void = { _ in }
+    /// Called after each committed batch with the running totals and bytes read.
+    public var onProgress: (IngestSummary, Int) -> Void = { _, _ in }
+
+    public init(store: Store, sources: [InputSource], options: IngestOptions, clock: @escaping @Sendable () -> Timestamp) {
+        self.store = store
+        self.sources = sources
+        self.options = options
+        self.clock = clock
+    }
+
+    /// Runs the ingest to the end of the input and returns what it did.
+    public func run() throws -> IngestSummary {
+        options.strict ? try runStrict() : try runPipelined()
+    }
+
+    // MARK: - Pipelined (default)
+
+    private func runPipelined() throws -> IngestSummary {
+        let fds = try sources.map { try $0.open() }
+        let queue = BoundedQueue<Batch>(capacity: 2)
+        let producer = Producer(sources: Array(zip(sources, fds)), options: options, queue: queue)
+        let finished = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            producer.run()
+            finished.signal()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+        defer {
+            queue.cancel()
+            finished.wait()
+            for fd in fds where fd != 0 { close(fd) }
+        }
+
+        var summary = IngestSummary()
+        while let batch = queue.pop() {
+            if let error = batch.error { throw error }
+            summary.read += batch.lines
+            let outcomes = try batch.events.isEmpty ? [] : store.append(batch.events, recordedAt: clock)
+            // Report rejections in input order, conflicts among them.
+            var rejections = batch.rejections[...]
+            for (pending, outcome) in zip(batch.events, outcomes) {
+                while let r = rejections.first, r.ordinal < pending.ordinal {
+                    report(r, into: &summary)
+                    rejections = rejections.dropFirst()
+                }
+                tally(outcome, pending, into: &summary)
+            }
+            for r in rejections { report(r, into: &summary) }
+            onProgress(summary, batch.bytesRead)
+        }
+        return summary
+    }
+
+    private func report(_ rejection: Rejection, into summary: inout IngestSummary) {
+        if rejection.isConflict { summary.conflicts += 1 } else { summary.rejected += 1 }
+        onReject(rejection)
+    }
+
+    private func tally(_ outcome: AppendOutcome, _ pending: PendingEvent, into summary: inout IngestSummary) {
+        switch outcome {
+        case .appended(let seq):
+            summary.appended += 1
+            if summary.firstSeq == nil { summary.firstSeq = seq }
+            summary.lastSeq = seq
+        case .duplicate:
+            summary.duplicates += 1
+        case .conflict(let seq):
+            report(Ingest.conflict(pending, seq), into: &summary)
+        }
+    }
+
+    static func conflict(_ pending: PendingEvent, _ seq: UInt64) -> Rejection {
+        Rejection(
+            source: pending.source, line: pending.line,
+            reason: "id \"\(EventDecoder.shown(pending.event.id))\" is already stored as seq \(seq) with different content (a conflict); give this event a new id",
+            raw: pending.raw, isConflict: true, ordinal: pending.ordinal)
+    }
+
+    // MARK: - Strict (all or nothing)
+
+    private struct StrictStop: Error {
+        let rejection: Rejection
+    }
+
+    private func runStrict() throws -> IngestSummary {
+        // Standard input cannot be read twice, and a retry after the map grows must
+        // start over: spool it to a private file first.
+        var spooled: String?
+        defer { if let spooled { unlink(spooled) } }
+        let inputs = try sources.map { source -> InputSource in
+            guard source.path == nil else { return source }
+            let path = try Ingest.spool(standardInputInto: store.path)
+            spooled = path
+            return InputSource(name: source.name, path: path)
+        }
+        var result = IngestSummary()
+        do {
+            result = try store.write(recordedAt: clock) { writer in
+                var summary = IngestSummary()
+                var decoder = EventDecoder()
+                var bytesRead = 0
+                for source in inputs {
+                    let fd = try source.open()
+                    defer { close(fd) }
+                    let reader = LineReader(fd: fd)
+                    var batch: [PendingEvent] = []
+                    func flush() throws {
+                        for (pending, outcome) in zip(batch, try writer.append(batch)) {
+                            if case .conflict(let seq) = outcome { throw StrictStop(rejection: Ingest.conflict(pending, seq)) }
+                            tally(outcome, pending, into: &summary)
+                        }
+                        batch.removeAll(keepingCapacity: true)
+                        onProgress(summary, bytesRead + reader.bytesRead)
+                    }
+                    while let line = try reader.next() {
+                        guard !Ingest.isBlank(line.bytes) else { continue }
+                        summary.read += 1
+                        switch Ingest.decode(line, source: source.name, decoder: &decoder) {
+                        case .success(let pending): batch.append(pending)
+                        case .failure(let rejection): throw StrictStop(rejection: rejection)
+                        }
+                        if batch.count >= options.batchEvents { try flush() }
+                    }
+                    try flush()
+                    bytesRead += reader.bytesRead
+                }
+                return summary
+            }
+        } catch let stop as StrictStop {
+            var summary = IngestSummary()
+            report(stop.rejection, into: &summary)
+            return summary
+        }
+        return result
+    }
+
+    static func spool(standardInputInto directory: String) throws -> String {
+        var template = Array((directory + "/.stdin-spool-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw StoreError.io("cannot spool standard input in \(directory): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress!, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { throw StoreError.io("cannot read standard input: \(String(cString: strerror(errno)))") }
+            if n == 0 { break }
+            var off = 0
+            while off < n {
+                let w = buffer.withUnsafeBytes { write(fd, $0.baseAddress! + off, n - off) }
+                if w < 0 && errno == EINTR { continue }
+                if w < 0 { throw StoreError.io("cannot spool standard input: \(String(cString: strerror(errno)))") }
+                off += w
+            }
+        }
+        return path
+    }
+
+    // MARK: - Shared
+
+    static func isBlank(_ bytes: [UInt8]) -> Bool {
+        bytes.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+    }
+
+    static func decode(_ line: InputLine, source: String, ordinal: Int = 0, decoder: inout EventDecoder) -> Result<PendingEvent, Rejection> {
+        let content = line.content
+        if line.truncated {
+            return .failure(Rejection(
+                source: source, line: line.number,
+                reason: "line is over \(line.bytes.count) bytes, far over the limit of \(EventDecoder.maxLineBytes) (64 KiB); only its start is kept in --rejects",
+                raw: line.bytes, isConflict: false, ordinal: ordinal))
+        }
+        do {
+            let event = try decoder.decode(content)
+            var pending = PendingEvent(event: event, raw: Array(content), source: source, line: line.number)
+            pending.ordinal = ordinal
+            return .success(pending)
+        } catch {
+            return .failure(Rejection(
+                source: source, line: line.number, reason: InvalidEvent.from(error).reason, raw: line.bytes, isConflict: false, ordinal: ordinal))
+        }
+    }
+}
+
+/// A batch handed from the reading thread to the writing one.
+struct Batch: Sendable {
+    var events: [PendingEvent] = []
+    var rejections: [Rejection] = []
+    var lines = 0
+    var bytesRead = 0
+    var error: StoreError?
+}
+
+/// Reads and decodes lines into batches on its own thread.
+final class Producer: @unchecked Sendable {
+    let sources: [(InputSource, Int32)]
+    let options: IngestOptions
+    let queue: BoundedQueue<Batch>
+
+    init(sources: [(InputSource, Int32)], options: IngestOptions, queue: BoundedQueue<Batch>) {
+        self.sources = sources
+        self.options = options
+        self.queue = queue
+    }
+
+    func run() {
+        var decoder = EventDecoder()
+        var batch = Batch()
+        var bytes = 0
+        var readBefore = 0
+        var ordinal = 0
+        defer { queue.close() }
+        for (source, fd) in sources {
+            let reader = LineReader(fd: fd)
+            do {
+                while let line = try reader.next() {
+                    guard !Ingest.isBlank(line.bytes) else { continue }
+                    batch.lines += 1
+                    ordinal += 1
+                    switch Ingest.decode(line, source: source.name, ordinal: ordinal, decoder: &decoder) {
+                    case .success(let pending):
+                        bytes += pending.raw.count
+                        batch.events.append(pending)
+                    case .failure(let rejection):
+                        batch.rejections.append(rejection)
+                    }
+                    if batch.events.count >= options.batchEvents || bytes >= options.batchBytes {
+                        batch.bytesRead = readBefore + reader.bytesRead
+                        guard queue.push(batch) else { return }
+                        batch = Batch()
+                        bytes = 0
+                    }
+                }
+                readBefore += reader.bytesRead
+            } catch {
+                batch.error = error as? StoreError ?? .io("\(error)")
+                _ = queue.push(batch)
+                return
+            }
+        }
+        batch.bytesRead = readBefore
+        _ = queue.push(batch)
+    }
+}
+
+/// A fixed-capacity queue between two threads; `pop` returns nil once it is closed
+/// and drained.
+final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var items: [Element] = []
+    private let capacity: Int
+    private var closed = false
+    private var cancelled = false
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// Blocks while full; false when the consumer has gone.
+    func push(_ item: Element) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while items.count >= capacity && !cancelled { condition.wait() }
+        guard !cancelled else { return false }
+        items.append(item)
+        condition.broadcast()
+        return true
+    }
+
+    func pop() -> Element? {
+        condition.lock()
+        defer { condition.unlock() }
+        while items.isEmpty && !closed { condition.wait() }
+        guard !items.isEmpty else { return nil }
+        let item = items.removeFirst()
+        condition.broadcast()
+        return item
+    }
+
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        closed = true
+        items.removeAll()
+        condition.broadcast()
+        condition.unlock()
+    }
+}

@@ -1,0 +1,109 @@
+/// The on-disk layout of a store: named databases and their key/value encodings.
+/// `docs/STORE.md` describes the same thing for someone holding only `mdb_dump`.
+public enum Layout {
+    /// The format this build writes; a store with a higher number is refused.
+    public static let formatVersion: UInt32 = 1
+
+    /// The size of an event value's header, before the raw JSON.
+    public static let eventHeaderSize = 49
+    /// Where the 32-byte chain hash sits in an event value.
+    static let hashRange = 17..<49
+
+    /// Databases that map a key to the (at, seq) of every event filed under it.
+    public enum Index: String, CaseIterable, Sendable {
+        /// Every event under one key: the global timeline.
+        case time
+        case users
+        case tasks
+        case threads
+        /// Notification id → the actions and deliveries that refer to it.
+        case refs
+        /// SHA-256(device)[0..<16] → events sent to or from that device.
+        case devices
+    }
+
+    static let metaFormatKey = Array("format".utf8)
+    static let metaHeadKey = Array("head".utf8)
+    static let metaCountsKey = Array("counts".utf8)
+    /// The single key of the `time` index.
+    static let timeKey: [UInt8] = [0]
+
+    // MARK: - Encodings (big-endian so that byte order is numeric order)
+
+    static func bigEndian(_ v: UInt64) -> [UInt8] {
+        withUnsafeBytes(of: v.bigEndian) { Array($0) }
+    }
+
+    static func readBigEndian(_ bytes: UnsafeRawBufferPointer, at offset: Int = 0) -> UInt64 {
+        UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+
+    /// A signed value with its sign bit flipped, so negative values sort first.
+    static func orderedSigned(_ v: Int64) -> UInt64 { UInt64(bitPattern: v) ^ (1 << 63) }
+    static func signedFromOrdered(_ v: UInt64) -> Int64 { Int64(bitPattern: v ^ (1 << 63)) }
+
+    static func taskKey(_ task: Int64) -> [UInt8] { bigEndian(orderedSigned(task)) }
+
+    static func deviceKey(_ device: String) -> [UInt8] {
+        Array(device.utf8).withUnsafeBytes { Array(SHA256.digest($0).prefix(16)) }
+    }
+
+    /// The 16-byte value every index files an event under: (at, seq).
+    static func position(_ at: Timestamp, _ seq: UInt64) -> [UInt8] {
+        bigEndian(orderedSigned(at.microseconds)) + bigEndian(seq)
+    }
+
+    static func decodePosition(_ bytes: UnsafeRawBufferPointer) -> Position {
+        Position(
+            at: Timestamp(microseconds: signedFromOrdered(readBigEndian(bytes))),
+            seq: readBigEndian(bytes, at: 8))
+    }
+
+    /// Every index entry an event is filed under; the one definition both `append` and
+    /// `verify` use.
+    static func indexEntries(of event: Event, seq: UInt64) -> [(Index, [UInt8])] {
+        var entries: [(Index, [UInt8])] = [(.time, timeKey), (.users, Array(event.user.utf8))]
+        if let task = event.taskID { entries.append((.tasks, taskKey(task))) }
+        if let thread = event.threadID { entries.append((.threads, Array(thread.utf8))) }
+        if let ref = event.referencedNotificationID { entries.append((.refs, Array(ref.utf8))) }
+        if let device = event.device { entries.append((.devices, deviceKey(device))) }
+        return entries
+    }
+
+    /// The event value: header (type, recorded_at, at, hash) then the raw line.
+    static func eventValue(type: EventType, recordedAt: Timestamp, at: Timestamp, hash: [UInt8], raw: UnsafeRawBufferPointer) -> [UInt8] {
+        var value = [UInt8]()
+        value.reserveCapacity(eventHeaderSize + raw.count)
+        value.append(type.rawValue)
+        value += bigEndian(orderedSigned(recordedAt.microseconds))
+        value += bigEndian(orderedSigned(at.microseconds))
+        value += hash
+        value += raw
+        return value
+    }
+
+    /// hash(n) = SHA-256(hash(n−1) ‖ record(n)), record(n) = seq (8 bytes BE) ‖ the
+    /// event value without its hash field.
+    static func chainHash(previous: UnsafeRawBufferPointer, seq: UInt64, value: UnsafeRawBufferPointer) -> [UInt8] {
+        let seqBytes = bigEndian(seq)
+        return seqBytes.withUnsafeBytes { s in
+            SHA256.digest(previous, s, UnsafeRawBufferPointer(rebasing: value[0..<17]),
+                          UnsafeRawBufferPointer(rebasing: value[eventHeaderSize...]))
+        }
+    }
+}
+
+/// Where an event sits in the timeline: ordered by `at`, then `seq`.
+public struct Position: Comparable, Hashable, Sendable {
+    public var at: Timestamp
+    public var seq: UInt64
+
+    public init(at: Timestamp, seq: UInt64) {
+        self.at = at
+        self.seq = seq
+    }
+
+    public static func < (a: Position, b: Position) -> Bool {
+        (a.at, a.seq) < (b.at, b.seq)
+    }
+}

@@ -1,0 +1,25 @@
+/// What a store holds, for `stats`.
+public struct StoreStatistics: Sendable, Equatable {
+    public var events: UInt64
+    public var byType: [EventType: Int]
+    public var tasks: Int
+    public var threads: Int
+    public var users: Int
+    public var firstAt: Timestamp?
+    public var lastAt: Timestamp?
+    public var head: ChainHead
+}
+
+extension StoreReader {
+    /// Counts from the meta counters and the indexes' distinct keys.
+    public func statistics() throws -> StoreStatistics {
+        let head = try head()
+        var first: Timestamp?
+        var last: Timestamp?
+        try forEachPosition(.time, key: Layout.timeKey) { first = $0.at; return false }
+        try forEachPosition(.time, key: Layout.timeKey, reverse: true) { last = $0.at; return false }
+        return StoreStatistics(
+            events: head.seq, byType: try counts(), tasks: try keyCount(.tasks), threads: try keyCount(.threads),
+            users: try keyCount(.users), firstAt: first, lastAt: last, head: head)
+    }
+}

@@ -1,0 +1,307 @@
+import LMDBKit
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Why a store cannot be used. All of these are I/O failures (exit 74).
+public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    case missing(path: String)
+    case notADirectory(path: String)
+    case insecure(path: String, mode: UInt32)
+    case notAStore(path: String, detail: String)
+    case newerFormat(path: String, found: UInt32)
+    case damaged(seq: UInt64, detail: String)
+    case io(String)
+
+    public var description: String {
+        switch self {
+        case .missing(let path):
+            "no store at \(path): ingest events first, or pass --store DIR (or set PUSHTRAIL_STORE)"
+        case .notADirectory(let path):
+            "\(path) is not a directory: --store names the directory that holds the store"
+        case .insecure(let path, let mode):
+            "store directory \(path) is writable by others (mode \(String(mode, radix: 8))): run chmod 700 \(path)"
+        case .notAStore(let path, let detail):
+            "\(path) is not a pushtrail store (\(detail))"
+        case .newerFormat(let path, let found):
+            "store \(path) has format \(found), newer than this pushtrail reads (\(Layout.formatVersion)): upgrade pushtrail"
+        case .damaged(let seq, let detail):
+            "event seq \(seq) is damaged (\(detail)): run pushtrail verify"
+        case .io(let message):
+            message
+        }
+    }
+}
+
+/// How a store is opened.
+public struct StoreOptions: Sendable {
+    /// Initial map size; the map grows on demand.
+    public var mapSize = 256 << 20
+    /// Skip fsync on commit (benchmarks, bulk loads that can be redone).
+    public var noSync = false
+
+    public init() {}
+}
+
+/// The event log: an LMDB environment with the events, the chain and the indexes.
+///
+/// Appends write an event, its chain hash and all its index entries in one write
+/// transaction, so readers never see one without the others. Several processes may
+/// append at once: LMDB's writer lock serialises them and each reads the chain head
+/// inside its own transaction.
+public final class Store: @unchecked Sendable {
+    public let path: String
+    let env: Environment
+    let meta: Database
+    let events: Database
+    let ids: Database
+    let indexes: [Layout.Index: Database]
+
+    /// Opens the store in directory `path`. With `create`, makes the directory (0700)
+    /// and the environment (files 0600) when missing; without, a missing store is
+    /// `StoreError.missing` and the store is opened read-only.
+    public init(path: String, create: Bool, options: StoreOptions = StoreOptions()) throws {
+        self.path = path
+        var st = stat()
+        if stat(path, &st) != 0 {
+            guard errno == ENOENT else { throw StoreError.io("cannot read \(path): \(String(cString: strerror(errno)))") }
+            guard create else { throw StoreError.missing(path: path) }
+            if mkdir(path, 0o700) != 0 && errno != EEXIST {
+                throw StoreError.io("cannot create store directory \(path): \(String(cString: strerror(errno)))")
+            }
+            chmod(path, 0o700)
+            guard stat(path, &st) == 0 else { throw StoreError.io("cannot read \(path): \(String(cString: strerror(errno)))") }
+        }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else { throw StoreError.notADirectory(path: path) }
+        if st.st_mode & 0o022 != 0 { throw StoreError.insecure(path: path, mode: UInt32(st.st_mode & 0o7777)) }
+        let dataPath = path + "/data.mdb"
+        if !create && access(dataPath, F_OK) != 0 { throw StoreError.missing(path: path) }
+        if access(dataPath, F_OK) == 0 {
+            var ds = stat()
+            if stat(dataPath, &ds) == 0, ds.st_size < 8192 {
+                throw StoreError.notAStore(path: path, detail: "data.mdb is \(ds.st_size) bytes, too small to be an LMDB file")
+            }
+        }
+
+        var envOptions = EnvironmentOptions()
+        envOptions.mapSize = options.mapSize
+        envOptions.noSync = options.noSync
+        envOptions.readOnly = !create
+        envOptions.maxDatabases = 16
+        do {
+            env = try Environment(path: path, options: envOptions)
+        } catch let error as LMDBError {
+            if error.isCorruption {
+                throw StoreError.notAStore(path: path, detail: "data.mdb is not a valid LMDB file")
+            }
+            throw StoreError.io("cannot open store \(path): \(error)")
+        }
+
+        let open: (Transaction) throws -> (Database, Database, Database, [Layout.Index: Database]) = { [env] txn in
+            let meta = try env.openDatabase("meta", create: create, in: txn)
+            let events = try env.openDatabase("events", create: create, in: txn)
+            let ids = try env.openDatabase("ids", create: create, in: txn)
+            var indexes: [Layout.Index: Database] = [:]
+            for index in Layout.Index.allCases {
+                indexes[index] = try env.openDatabase(
+                    index.rawValue, flags: [.duplicateSort, .duplicateFixed], create: create, in: txn)
+            }
+            if create, try meta.get(Layout.metaFormatKey, in: txn) == nil {
+                try meta.put(Layout.metaFormatKey, withUnsafeBytes(of: Layout.formatVersion.bigEndian) { Array($0) }, in: txn)
+            }
+            return (meta, events, ids, indexes)
+        }
+        do {
+            (meta, events, ids, indexes) = try env.openDatabases(open)
+        } catch let error as LMDBError {
+            if error.isCorruption || error.code == -30798 /* MDB_NOTFOUND: a database is missing */ {
+                throw StoreError.notAStore(path: path, detail: "its databases are missing or damaged")
+            }
+            throw StoreError.io("cannot open store \(path): \(error)")
+        }
+        // The format must be one this build understands.
+        let format: UInt32? = try env.read { txn in
+            guard let raw = try meta.get(Layout.metaFormatKey, in: txn), raw.count == 4 else { return nil }
+            return UInt32(bigEndian: raw.loadUnaligned(as: UInt32.self))
+        }
+        guard let format else { throw StoreError.notAStore(path: path, detail: "no format record") }
+        if format > Layout.formatVersion { throw StoreError.newerFormat(path: path, found: format) }
+    }
+
+    /// Runs `body` on a consistent snapshot of the store.
+    public func read<R>(_ body: (StoreReader) throws -> R) throws -> R {
+        try mapErrors { try env.read { try body(StoreReader(store: self, txn: $0)) } }
+    }
+
+    /// Clears reader slots left by processes that died mid-read.
+    public func clearStaleReaders() throws -> Int { try mapErrors { try env.clearStaleReaders() } }
+
+    /// The id of the last committed write, for followers to poll cheaply.
+    public var lastTransactionID: Int { env.lastTransactionID }
+
+    /// Bytes of the data file.
+    public var fileBytes: Int {
+        var st = stat()
+        return stat(path + "/data.mdb", &st) == 0 ? Int(st.st_size) : 0
+    }
+
+    func mapErrors<R>(_ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch let error as LMDBError {
+            if error.isCorruption { throw StoreError.notAStore(path: path, detail: "LMDB reports: \(error)") }
+            throw StoreError.io("store \(path): \(error)")
+        }
+    }
+}
+
+/// The chain head: the last event's seq and hash (seq 0 and 32 zero bytes when empty).
+public struct ChainHead: Equatable, Sendable {
+    public var seq: UInt64
+    public var hash: [UInt8]
+
+    public static let empty = ChainHead(seq: 0, hash: [UInt8](repeating: 0, count: 32))
+
+    public var hex: String { SHA256.hex(hash) }
+}
+
+/// One stored event with what the store added to it.
+public struct StoredEvent: Sendable {
+    public var seq: UInt64
+    public var type: EventType
+    public var recordedAt: Timestamp
+    public var at: Timestamp
+    public var hash: [UInt8]
+    /// The event exactly as ingested (without its line break).
+    public var raw: [UInt8]
+
+    public var position: Position { Position(at: at, seq: seq) }
+
+    /// Decodes the raw event; a stored event that no longer decodes is damaged.
+    public func decode() throws -> Event {
+        var decoder = EventDecoder()
+        do {
+            return try decoder.decode(raw)
+        } catch {
+            throw StoreError.damaged(seq: seq, detail: error.reason)
+        }
+    }
+}
+
+/// Read access to one snapshot of the store.
+public struct StoreReader {
+    let store: Store
+    let txn: Transaction
+
+    /// The chain head as of this snapshot.
+    public func head() throws -> ChainHead {
+        guard let raw = try store.meta.get(Layout.metaHeadKey, in: txn), raw.count == 40 else { return .empty }
+        return ChainHead(seq: Layout.readBigEndian(raw), hash: Array(raw[8..<40]))
+    }
+
+    /// How many events of each type are stored.
+    public func counts() throws -> [EventType: Int] {
+        var out: [EventType: Int] = [:]
+        for type in EventType.allCases { out[type] = 0 }
+        guard let raw = try store.meta.get(Layout.metaCountsKey, in: txn), raw.count == 24 else { return out }
+        for type in EventType.allCases {
+            out[type] = Int(Layout.readBigEndian(raw, at: 8 * (Int(type.rawValue) - 1)))
+        }
+        return out
+    }
+
+    /// The event stored as `seq`.
+    public func event(seq: UInt64) throws -> StoredEvent? {
+        guard let value = try store.events.get(Layout.bigEndian(seq), in: txn) else { return nil }
+        return try StoreReader.storedEvent(seq: seq, value: value)
+    }
+
+    static func storedEvent(seq: UInt64, value: UnsafeRawBufferPointer) throws -> StoredEvent {
+        guard value.count > Layout.eventHeaderSize, let type = EventType(rawValue: value[0]) else {
+            throw StoreError.damaged(seq: seq, detail: "its header is malformed")
+        }
+        return StoredEvent(
+            seq: seq, type: type,
+            recordedAt: Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 1))),
+            at: Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9))),
+            hash: Array(value[Layout.hashRange]),
+            raw: Array(value[Layout.eventHeaderSize...]))
+    }
+
+    /// The seq of the event with id `id` (notification ids compare case-insensitively).
+    public func seq(forID id: String) throws -> UInt64? {
+        if let raw = try store.ids.get(Array(id.utf8), in: txn) { return Layout.readBigEndian(raw) }
+        let lowered = EventID.normalizedNotificationID(id)
+        if lowered != Array(id.utf8), let raw = try store.ids.get(lowered, in: txn) {
+            let seq = Layout.readBigEndian(raw)
+            // Only a notification's id is case-insensitive.
+            return try event(seq: seq)?.type == .notification ? seq : nil
+        }
+        return nil
+    }
+
+    /// The positions filed under `key` in `index`, in timeline order.
+    public func positions(_ index: Layout.Index, key: [UInt8]) throws -> [Position] {
+        guard let db = store.indexes[index] else { return [] }
+        return try txn.withCursor(db) { cursor in
+            var out: [Position] = []
+            guard try key.withUnsafeBytes({ try cursor.find($0) }) != nil else { return out }
+            var page = try cursor.multiple()
+            while let (_, values) = page {
+                var offset = 0
+                while offset + 16 <= values.count {
+                    out.append(Layout.decodePosition(UnsafeRawBufferPointer(rebasing: values[offset..<(offset + 16)])))
+                    offset += 16
+                }
+                page = try cursor.nextMultiple()
+            }
+            return out
+        }
+    }
+
+    /// Calls `body` with every position in `index` under `key`, from the oldest (or
+    /// newest with `reverse`), until it returns false.
+    public func forEachPosition(
+        _ index: Layout.Index, key: [UInt8], reverse: Bool = false, _ body: (Position) throws -> Bool
+    ) throws {
+        guard let db = store.indexes[index] else { return }
+        try txn.withCursor(db) { cursor in
+            let found = try key.withUnsafeBytes { try cursor.find($0) }
+            guard found != nil else { return }
+            var entry = reverse ? try cursor.lastDuplicate() : try cursor.firstDuplicate()
+            while let (_, value) = entry {
+                if try !body(Layout.decodePosition(value)) { return }
+                entry = reverse ? try cursor.previousDuplicate() : try cursor.nextDuplicate()
+            }
+        }
+    }
+
+    /// The distinct keys of an index (how many users, tasks, threads there are).
+    public func keyCount(_ index: Layout.Index) throws -> Int {
+        guard let db = store.indexes[index] else { return 0 }
+        return try txn.withCursor(db) { cursor in
+            var n = 0
+            var entry = try cursor.first()
+            while entry != nil {
+                n += 1
+                entry = try cursor.nextKey()
+            }
+            return n
+        }
+    }
+
+    /// Calls `body` with every stored event in seq order from `seq`, until it returns false.
+    public func forEachEvent(from seq: UInt64 = 1, _ body: (StoredEvent) throws -> Bool) throws {
+        try txn.withCursor(store.events) { cursor in
+            var entry = try Layout.bigEndian(seq).withUnsafeBytes { try cursor.seek($0) }
+            while let (key, value) = entry {
+                let s = Layout.readBigEndian(key)
+                if try !body(try StoreReader.storedEvent(seq: s, value: value)) { return }
+                entry = try cursor.next()
+            }
+        }
+    }
+}

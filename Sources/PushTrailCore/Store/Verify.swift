@@ -1,0 +1,204 @@
+import LMDBKit
+
+/// The result of checking a store end to end.
+public struct VerifyReport: Sendable, Equatable {
+    public var ok: Bool { firstBadSeq == nil && problem == nil }
+    /// Events checked.
+    public var events: UInt64
+    /// The head recomputed from the events (what `head` should say).
+    public var head: ChainHead
+    /// The first seq at which the log stops being what was appended.
+    public var firstBadSeq: UInt64?
+    /// What is wrong, in one line.
+    public var problem: String?
+    /// Bytes of event values hashed.
+    public var bytes: Int
+}
+
+extension Store {
+    /// Recomputes the whole chain from the events, and checks that the indexes hold
+    /// exactly the entries the events call for.
+    ///
+    /// Indexes are checked by comparing, per index, an order-independent sum of entry
+    /// hashes computed from the events with the same sum over the stored entries: one
+    /// sequential pass over each, no random lookups. Only on a mismatch does a slower
+    /// pass find the first event whose entries are wrong.
+    public func verify(progress: ((UInt64) -> Void)? = nil) throws -> VerifyReport {
+        try read { reader in try Verifier(reader: reader, progress: progress).run() }
+    }
+}
+
+struct Verifier {
+    let reader: StoreReader
+    let progress: ((UInt64) -> Void)?
+
+    func fail(_ report: inout VerifyReport, _ seq: UInt64, _ problem: String) -> VerifyReport {
+        report.firstBadSeq = seq
+        report.problem = problem
+        return report
+    }
+
+    func run() throws -> VerifyReport {
+        let store = reader.store
+        let txn = reader.txn
+        var report = VerifyReport(events: 0, head: .empty, bytes: 0)
+        var expected = IndexDigest()
+        var decoder = EventDecoder()
+        var previous = ChainHead.empty.hash
+        var counts = [UInt64](repeating: 0, count: EventType.allCases.count)
+        var broken: (UInt64, String)?
+
+        try txn.withCursor(store.events) { cursor in
+            var entry = try cursor.first()
+            while let (key, value) = entry {
+                guard key.count == 8 else {
+                    broken = (report.events + 1, "an events key is \(key.count) bytes, not 8")
+                    return
+                }
+                let seq = Layout.readBigEndian(key)
+                let want = report.events + 1
+                if seq != want {
+                    broken = (want, seq > want ? "event seq \(want) is missing (next stored is \(seq))" : "event seq \(seq) is out of order")
+                    return
+                }
+                guard value.count > Layout.eventHeaderSize, let type = EventType(rawValue: value[0]) else {
+                    broken = (seq, "event seq \(seq) has a malformed header")
+                    return
+                }
+                let hash = previous.withUnsafeBytes { Layout.chainHash(previous: $0, seq: seq, value: value) }
+                if !hash.elementsEqual(value[Layout.hashRange]) {
+                    broken = (seq, "event seq \(seq) does not match its chain hash (changed, removed or reordered)")
+                    return
+                }
+                let raw = UnsafeRawBufferPointer(rebasing: value[Layout.eventHeaderSize...])
+                let event: Event
+                do {
+                    event = try decoder.decode(raw)
+                } catch {
+                    broken = (seq, "event seq \(seq) no longer decodes: \(InvalidEvent.from(error).reason)")
+                    return
+                }
+                let at = Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9)))
+                if event.type != type || event.at != at {
+                    broken = (seq, "event seq \(seq) header disagrees with its JSON")
+                    return
+                }
+                let position = Layout.position(event.at, seq)
+                for (index, indexKey) in Layout.indexEntries(of: event, seq: seq) {
+                    expected.add(index.rawValue, indexKey, position)
+                }
+                expected.add("ids", event.identityKey, Layout.bigEndian(seq))
+                counts[Int(type.rawValue) - 1] += 1
+                previous = hash
+                report.events = seq
+                report.bytes += value.count
+                if seq % 65536 == 0 { progress?(seq) }
+                entry = try cursor.next()
+            }
+        }
+        report.head = ChainHead(seq: report.events, hash: previous)
+        if let (seq, problem) = broken { return fail(&report, seq, problem) }
+
+        let stored = try reader.head()
+        if stored != report.head {
+            let seq = min(stored.seq, report.head.seq) + 1
+            return fail(&report, seq, "the recorded chain head (seq \(stored.seq)) is not the last event's (seq \(report.head.seq))")
+        }
+        let storedCounts = try reader.counts()
+        for type in EventType.allCases where UInt64(storedCounts[type] ?? 0) != counts[Int(type.rawValue) - 1] {
+            return fail(&report, report.events, "the \(type) counter disagrees with the events")
+        }
+
+        // Indexes: compare digests, then find the first bad seq if they differ.
+        var actual = IndexDigest()
+        try scan(store.ids, name: "ids", into: &actual)
+        for index in Layout.Index.allCases { try scan(store.indexes[index]!, name: index.rawValue, into: &actual) }
+        let names = ["ids"] + Layout.Index.allCases.map(\.rawValue)
+        for name in names where expected.sums[name] != actual.sums[name] || expected.counts[name] != actual.counts[name] {
+            let seq = try firstBadIndexedSeq(name) ?? report.events
+            return fail(&report, seq, "the \(name) index disagrees with the events at seq \(seq)")
+        }
+        return report
+    }
+
+    private func scan(_ db: Database, name: String, into digest: inout IndexDigest) throws {
+        try reader.txn.withCursor(db) { cursor in
+            var entry = try cursor.first()
+            while let (key, value) = entry {
+                digest.add(name, key, value)
+                entry = try cursor.next()
+            }
+        }
+    }
+
+    /// The smallest seq that has a missing index entry, or that an extra or wrong entry
+    /// points at.
+    private func firstBadIndexedSeq(_ name: String) throws -> UInt64? {
+        let store = reader.store
+        var decoder = EventDecoder()
+        var worst: UInt64?
+        // Entries the events call for but the index lacks.
+        try reader.forEachEvent { stored in
+            let event = try decoder.decode(stored.raw)
+            let position = Layout.position(event.at, stored.seq)
+            if name == "ids" {
+                let got = try store.ids.get(event.identityKey, in: reader.txn)
+                if got.map(Array.init) != Layout.bigEndian(stored.seq) { worst = stored.seq }
+            } else {
+                for (index, key) in Layout.indexEntries(of: event, seq: stored.seq) where index.rawValue == name {
+                    let present = try reader.txn.withCursor(store.indexes[index]!) { cursor in
+                        try key.withUnsafeBytes { k in
+                            try position.withUnsafeBytes { v in try cursor.seek(k, value: v) }
+                        }.map { Array($0.value) == position } ?? false
+                    }
+                    if !present { worst = stored.seq }
+                }
+            }
+            return worst == nil
+        }
+        // Entries the index has but no event calls for.
+        let db = name == "ids" ? store.ids : store.indexes[Layout.Index(rawValue: name)!]!
+        try reader.txn.withCursor(db) { cursor in
+            var entry = try cursor.first()
+            while let (key, value) = entry {
+                let seq: UInt64 = name == "ids" ? (value.count == 8 ? Layout.readBigEndian(value) : 0) : (value.count == 16 ? Layout.readBigEndian(value, at: 8) : 0)
+                var ok = false
+                if let stored = try reader.event(seq: seq), let event = try? decoder.decode(stored.raw) {
+                    if name == "ids" {
+                        ok = event.identityKey.elementsEqual(key)
+                    } else {
+                        let position = Layout.position(event.at, seq)
+                        ok = position.elementsEqual(value) && Layout.indexEntries(of: event, seq: seq).contains {
+                            $0.0.rawValue == name && $0.1.elementsEqual(key)
+                        }
+                    }
+                }
+                if !ok { worst = min(worst ?? seq, max(seq, 1)) }
+                entry = try cursor.next()
+            }
+        }
+        return worst
+    }
+}
+
+/// An order-independent digest of a multiset of index entries: per database, the
+/// count and the wrapping sum of a 64-bit hash of each (key, value).
+struct IndexDigest {
+    var sums: [String: UInt64] = [:]
+    var counts: [String: Int] = [:]
+
+    mutating func add(_ name: String, _ key: some Sequence<UInt8>, _ value: some Sequence<UInt8>) {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in key { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        h = (h ^ 0xFF) &* 0x100_0000_01b3
+        for b in value { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        // splitmix64 finaliser: spreads FNV's weak high bits before summing.
+        h ^= h >> 30
+        h = h &* 0xbf58_476d_1ce4_e5b9
+        h ^= h >> 27
+        h = h &* 0x94d0_49bb_1331_11eb
+        h ^= h >> 31
+        sums[name, default: 0] &+= h
+        counts[name, default: 0] += 1
+    }
+}

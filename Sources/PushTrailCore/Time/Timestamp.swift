@@ -1,0 +1,149 @@
+/// A point in time as microseconds since 1970-01-01T00:00:00Z, the precision the
+/// store keeps (finer digits are truncated).
+public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible {
+    public var microseconds: Int64
+
+    public init(microseconds: Int64) { self.microseconds = microseconds }
+
+    public static func < (a: Timestamp, b: Timestamp) -> Bool { a.microseconds < b.microseconds }
+
+    public static let microsecondsPerSecond: Int64 = 1_000_000
+    public static let microsecondsPerDay: Int64 = 86_400_000_000
+
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, the one output format.
+    public var description: String { formatted(fractionDigits: 3) }
+
+    /// The time in UTC with 3 (milliseconds) or 6 (microseconds) fraction digits.
+    public func formatted(fractionDigits: Int = 3) -> String {
+        let (days, rem) = microseconds.quotientAndRemainderFloored(dividingBy: Timestamp.microsecondsPerDay)
+        let (y, m, d) = Timestamp.civil(fromDays: days)
+        let seconds = rem / Timestamp.microsecondsPerSecond
+        let micros = rem % Timestamp.microsecondsPerSecond
+        var out = ""
+        out.reserveCapacity(27)
+        func pad(_ v: Int64, _ width: Int) {
+            let s = String(v)
+            if s.count < width { out += String(repeating: "0", count: width - s.count) }
+            out += s
+        }
+        pad(y, 4); out += "-"; pad(m, 2); out += "-"; pad(d, 2); out += "T"
+        pad(seconds / 3600, 2); out += ":"; pad(seconds / 60 % 60, 2); out += ":"; pad(seconds % 60, 2)
+        if fractionDigits == 6 {
+            out += "."; pad(micros, 6)
+        } else {
+            out += "."; pad(micros / 1000, 3)
+        }
+        out += "Z"
+        return out
+    }
+
+    /// Days since the epoch of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let y = yoe + era * 400
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (m <= 2 ? y + 1 : y, m, d)
+    }
+
+    static func daysInMonth(_ year: Int64, _ month: Int64) -> Int64 {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Parses RFC 3339 (`2026-11-29T10:00:00Z`, `…T10:00:00.123456+02:00`); fraction
+    /// digits past the microsecond are truncated. Returns nil with anything else.
+    public static func parseRFC3339<Bytes: Collection<UInt8>>(_ text: Bytes) -> Timestamp? where Bytes.Index == Int {
+        let s = Array(text)
+        guard s.count >= 20,
+            let year = digits(s, 0, 4), s[4] == UInt8(ascii: "-"),
+            let month = digits(s, 5, 2), s[7] == UInt8(ascii: "-"),
+            let day = digits(s, 8, 2), s[10] | 0x20 == UInt8(ascii: "t"),
+            let hour = digits(s, 11, 2), s[13] == UInt8(ascii: ":"),
+            let minute = digits(s, 14, 2), s[16] == UInt8(ascii: ":"),
+            let second = digits(s, 17, 2)
+        else { return nil }
+        guard month >= 1, month <= 12, day >= 1, day <= daysInMonth(year, month),
+            hour <= 23, minute <= 59, second <= 59
+        else { return nil }
+        var i = 19
+        var micros: Int64 = 0
+        if s[i] == UInt8(ascii: ".") {
+            i += 1
+            var count = 0
+            while i < s.count, s[i] &- UInt8(ascii: "0") < 10 {
+                if count < 6 { micros = micros * 10 + Int64(s[i] - UInt8(ascii: "0")) }
+                count += 1
+                i += 1
+            }
+            guard count > 0 else { return nil }
+            for _ in Swift.min(count, 6)..<6 { micros *= 10 }
+        }
+        guard i < s.count else { return nil }
+        var offset: Int64 = 0
+        if s[i] | 0x20 == UInt8(ascii: "z") {
+            i += 1
+        } else if s[i] == UInt8(ascii: "+") || s[i] == UInt8(ascii: "-") {
+            guard i + 6 == s.count, let oh = digits(s, i + 1, 2), s[i + 3] == UInt8(ascii: ":"),
+                let om = digits(s, i + 4, 2), oh <= 23, om <= 59
+            else { return nil }
+            offset = (oh * 60 + om) * 60 * (s[i] == UInt8(ascii: "-") ? -1 : 1)
+            i += 6
+        } else {
+            return nil
+        }
+        guard i == s.count else { return nil }
+        let days = Timestamp.days(year: year, month: month, day: day)
+        let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset
+        return Timestamp(microseconds: secs * microsecondsPerSecond + micros)
+    }
+
+    /// Parses a date `YYYY-MM-DD` as midnight UTC.
+    public static func parseDate(_ text: String) -> Timestamp? {
+        let s = Array(text.utf8)
+        guard s.count == 10, let year = digits(s, 0, 4), s[4] == UInt8(ascii: "-"),
+            let month = digits(s, 5, 2), s[7] == UInt8(ascii: "-"), let day = digits(s, 8, 2),
+            month >= 1, month <= 12, day >= 1, day <= daysInMonth(year, month)
+        else { return nil }
+        return Timestamp(microseconds: days(year: year, month: month, day: day) * microsecondsPerDay)
+    }
+
+    private static func digits(_ s: [UInt8], _ at: Int, _ count: Int) -> Int64? {
+        guard at + count <= s.count else { return nil }
+        var v: Int64 = 0
+        for k in at..<(at + count) {
+            let d = s[k] &- UInt8(ascii: "0")
+            guard d < 10 else { return nil }
+            v = v * 10 + Int64(d)
+        }
+        return v
+    }
+}
+
+extension Int64 {
+    func quotientAndRemainderFloored(dividingBy d: Int64) -> (Int64, Int64) {
+        var (q, r) = quotientAndRemainder(dividingBy: d)
+        if r < 0 {
+            q -= 1
+            r += d
+        }
+        return (q, r)
+    }
+}
