@@ -33,8 +33,12 @@ let package = Package(
             dependencies: ["PushTrailCLI"],
             linkerSettings: staticStdlib
         ),
+        .executableTarget(
+            name: "pushtrail-gen",
+            linkerSettings: staticStdlib
+        ),
         .testTarget(name: "LMDBKitTests", dependencies: ["LMDBKit"]),
         .testTarget(name: "PushTrailCoreTests", dependencies: ["PushTrailCore"]),
-        .testTarget(name: "PushTrailCLITests", dependencies: ["PushTrailCLI", "PushTrailCore"]),
+        .testTarget(name: "PushTrailCLITests", dependencies: ["PushTrailCLI", "PushTrailCore", "LMDBKit"]),
     ]
 )

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test.
+#   Scripts/test.sh            all tests
+#   Scripts/test.sh --filter X passes --filter X to swift test
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$PT_ROOT"
+
+need_swift
+need_build_deps
+need_packages lmdb-utils   # mdb_stat / mdb_dump, used by the store-layout tests
+
+say "building (debug, with tests)…"
+swift build --build-tests
+
+say "running tests…"
+swift test --skip-build "$@"

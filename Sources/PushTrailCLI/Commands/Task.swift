@@ -1,0 +1,87 @@
+import PushTrailCore
+
+/// `pushtrail task`: a task's state and fields at a point in time, and how it got there.
+enum TaskCommand: Command {
+    static let spec = CommandSpec(
+        name: "task",
+        summary: "Rebuild a task's state and fields at a point in time, with the history that produced them.",
+        usage: ["task TASK_ID [--at T] [--json]"],
+        options: [
+            .option("at", "T", "as of T: RFC 3339, a date, now, -2h, -7d, or @SEQ (what the store knew after event SEQ)"),
+            .flag("json", "print the SPEC §5 JSON"),
+        ],
+        operands: "TASK_ID",
+        discussion: """
+            The state is the fold of the task's accepted actions in (at, seq) order; fields
+            are last-writer-wins over notifications and accepted actions' changes. Each
+            history step shows the state before and after and its audit finding, if any.
+            """)
+
+    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+        guard arguments.operands.count == 1, let taskID = Int64(arguments.operands[0]) else {
+            throw UsageError("name one task by its integer id, e.g. pushtrail task 1102", command: "task")
+        }
+        let horizon = try context.horizon(arguments, "at")
+        let store = try context.openStore(arguments, create: false)
+        let mask = { (token: String) in context.token(token, arguments) }
+        let (report, head) = try store.read { reader in
+            (try reader.taskReport(taskID, horizon: horizon, maskTokens: mask), try reader.head().seq)
+        }
+        guard let report else {
+            throw CommandError.notFound("no events for task \(taskID)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
+        }
+        let asOf = Render.asOf(horizon, head: head)
+        if arguments.flag("json") {
+            context.stdout.line(json(report, asOf: asOf).serialized())
+            return ExitStatus.success
+        }
+        let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
+        let f = report.snapshot.fields
+        var title = "task \(taskID)"
+        if let name = f.taskName { title += " · \(Render.oneLine(name))" }
+        if let r = f.residenceName { title += " · \(Render.oneLine(r))" }
+        context.stdout.line(style.bold(title))
+        let rows: [(String, String)] = [
+            ("state", style.bold(report.snapshot.state.rawValue) + style.dim("  (as of \(asOf))")),
+            ("residence", f.residenceID.map { "\($0)" } ?? "-"),
+            ("due date", f.dueDate.map { "\($0)" } ?? "-"),
+            ("completions", String(f.completions)),
+        ]
+        for (k, v) in rows { context.stdout.line("  " + style.dim(k.padding(12)) + v) }
+        context.stdout.line()
+        context.stdout.line(style.bold("history") + " (\(report.history.count) events)")
+        for step in report.history {
+            let e = step.loaded.event
+            var line = "  \(e.at)  " + style.dim("#\(step.loaded.seq)".padding(6)) + " " + Render.headline(e, style: style)
+            line += step.from == step.to ? style.dim("  · \(step.to)") : "  · \(step.from) → \(style.bold(step.to.rawValue))"
+            context.stdout.line(line)
+            for finding in step.findings {
+                context.stdout.line("      " + style.yellow("⚠ \(finding.code.rawValue)") + ": " + finding.message)
+            }
+        }
+        return ExitStatus.success
+    }
+
+    static func json(_ report: TaskReport, asOf: String) -> JSONValue {
+        let f = report.snapshot.fields
+        return .object([
+            ("task_id", .int(report.taskID)), ("state", .string(report.snapshot.state.rawValue)), ("as_of", .string(asOf)),
+            ("fields", .object([
+                ("task_name", .string(f.taskName)), ("residence_id", Render.json(f.residenceID)),
+                ("residence_name", .string(f.residenceName)), ("due_date", Render.json(f.dueDate)),
+                ("completions", .int(Int64(f.completions))),
+            ])),
+            ("history", .array(report.history.map { step in
+                let e = step.loaded.event
+                let a = e.actionResponse
+                return .object([
+                    ("seq", .uint(step.loaded.seq)), ("id", .string(e.id)), ("type", .string(e.type.description)),
+                    ("at", .string(e.at.description)), ("action", .string(a?.action.rawValue)),
+                    ("outcome", .string(a?.outcome.rawValue)), ("from", .string(step.from.rawValue)),
+                    ("to", .string(step.to.rawValue)), ("finding", .string(step.findings.first?.code.rawValue)),
+                    ("findings", .array(step.findings.map(Render.json))),
+                ])
+            })),
+        ])
+    }
+}

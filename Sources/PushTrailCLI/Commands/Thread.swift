@@ -1,0 +1,84 @@
+import PushTrailCore
+
+/// `pushtrail thread`: a notification thread replayed as the user lived it.
+enum ThreadCommand: Command {
+    static let spec = CommandSpec(
+        name: "thread",
+        summary: "Replay a notification thread: what was sent, delivered and pressed, with the task's state after each event.",
+        usage: ["thread THREAD_ID [--at T] [--json]"],
+        options: [
+            .option("at", "T", "as of T: RFC 3339, a date, now, -2h, -7d, or @SEQ"),
+            .flag("json", "print the SPEC §5 JSON"),
+        ],
+        operands: "THREAD_ID",
+        discussion: """
+            A thread holds the notifications with that aps.thread-id, the actions naming it,
+            and the actions and deliveries that refer to its notifications, in (at, seq)
+            order. Membership is resolved at query time, so ingest order does not matter.
+            """)
+
+    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+        guard arguments.operands.count == 1, let threadID = arguments.operands.first, !threadID.isEmpty else {
+            throw UsageError("name one thread, e.g. pushtrail thread task-1102", command: "thread")
+        }
+        let horizon = try context.horizon(arguments, "at")
+        let store = try context.openStore(arguments, create: false)
+        let mask = { (token: String) in context.token(token, arguments) }
+        let (report, head) = try store.read { reader in
+            (try reader.threadReport(threadID, horizon: horizon, maskTokens: mask), try reader.head().seq)
+        }
+        guard let report else {
+            throw CommandError.notFound("no thread \(threadID)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
+        }
+        let asOf = Render.asOf(horizon, head: head)
+        if arguments.flag("json") {
+            context.stdout.line(json(report, asOf: asOf).serialized())
+            return ExitStatus.success
+        }
+        let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
+        context.stdout.line(style.bold("thread \(Render.oneLine(threadID))") + style.dim(" · \(report.entries.count) events · as of \(asOf)"))
+        for entry in report.entries {
+            let e = entry.loaded.event
+            var line = "\(e.at)  " + style.dim("#\(entry.loaded.seq)".padding(6)) + " " + Render.headline(e, style: style)
+            if let t = entry.taskID, let s = entry.taskState {
+                if let tr = entry.transition, tr.from != tr.to {
+                    line += "  · task \(t): \(tr.from) → \(style.bold(s.rawValue))"
+                } else {
+                    line += style.dim("  · task \(t): \(s)")
+                }
+            }
+            context.stdout.line(line)
+            var detail: [String] = ["id \(e.id)", "user \(e.user)"]
+            if e.device != nil { detail.append("device \(context.token(e.device, arguments))") }
+            if let n = e.notification {
+                if let sub = n.subtitle { context.stdout.line("      " + Render.oneLine(sub)) }
+                if n.title != nil, let body = n.body { context.stdout.line("      " + Render.oneLine(body)) }
+            }
+            if let ref = e.referencedNotificationID { detail.append("for notification \(ref)") }
+            context.stdout.line("      " + style.dim(detail.joined(separator: " · ")))
+            for finding in entry.findings {
+                context.stdout.line("      " + style.yellow("⚠ \(finding.code.rawValue)") + ": " + finding.message)
+            }
+        }
+        return ExitStatus.success
+    }
+
+    static func json(_ report: ThreadReport, asOf: String) -> JSONValue {
+        .object([
+            ("thread_id", .string(report.threadID)), ("as_of", .string(asOf)),
+            ("events", .array(report.entries.map { entry in
+                let e = entry.loaded.event
+                var members: [(String, JSONValue)] = [
+                    ("seq", .uint(entry.loaded.seq)), ("id", .string(e.id)), ("type", .string(e.type.description)),
+                    ("at", .string(e.at.description)), ("user", .string(e.user)),
+                    ("task_id", entry.taskID.map { .int($0) } ?? .null),
+                    ("task_state", .string(entry.taskState?.rawValue)),
+                ]
+                members += Render.typeFields(e)
+                members.append(("finding", .string(entry.findings.first?.code.rawValue)))
+                members.append(("findings", .array(entry.findings.map(Render.json))))
+                return .object(members)
+            })),
+        ])
+    }
+}

@@ -1,0 +1,85 @@
+import PushTrailCore
+
+/// Shared pieces of the human and JSON views of events.
+enum Render {
+    static func json(_ value: FieldValue?) -> JSONValue {
+        switch value {
+        case .none: .null
+        case .string(let s)?: .string(s)
+        case .json(let j)?: .raw(j)
+        }
+    }
+
+    static func json(_ f: Finding) -> JSONValue {
+        .object([
+            ("code", .string(f.code.rawValue)), ("seq", .uint(f.seq)), ("id", .string(f.id)),
+            ("task_id", f.taskID.map { .int($0) } ?? .null), ("at", .string(f.at.description)),
+            ("message", .string(f.message)),
+        ])
+    }
+
+    /// `as_of`: the time asked for, `@N` for a seq horizon, or `@HEAD` (everything the
+    /// store knew when asked) without one.
+    static func asOf(_ horizon: Horizon?, head: UInt64) -> String {
+        switch horizon {
+        case .time(let t)?: t.description
+        case .sequence(let n)?: "@\(min(n, head))"
+        case nil: "@\(head)"
+        }
+    }
+
+    /// The per-type fields of an event for `thread --json`.
+    static func typeFields(_ event: Event) -> [(String, JSONValue)] {
+        switch event.body {
+        case .notification(let n):
+            return [
+                ("category", .string(n.category)), ("notification_type", .string(n.notificationType)),
+                ("title", .string(n.title)), ("subtitle", .string(n.subtitle)), ("body", .string(n.body)),
+                ("buttons", .array(Category.buttons(of: n.category).map { .string($0.rawValue) })),
+                ("button_types", n.buttons.map { .array($0.map(JSONValue.string)) } ?? .null),
+                ("is_premium", n.isPremium.map(JSONValue.bool) ?? .null),
+            ]
+        case .action(let a):
+            return [
+                ("action", .string(a.action.rawValue)), ("outcome", .string(a.outcome.rawValue)),
+                ("notification_id", .string(a.notificationID)), ("http_status", .int(a.httpStatus)),
+                ("error", .string(a.error)),
+            ]
+        case .delivery(let d):
+            return [("notification_id", .string(d.notificationID)), ("status", .int(d.status)), ("reason", .string(d.reason))]
+        }
+    }
+
+    /// One line describing what happened, for timelines.
+    static func headline(_ event: Event, style: Style) -> String {
+        switch event.body {
+        case .notification(let n):
+            var s = "notification \(style.bold(n.category ?? "(no category)"))"
+            let buttons = Category.buttons(of: n.category).map(\.rawValue)
+            s += buttons.isEmpty ? " (no buttons)" : " [\(buttons.joined(separator: ", "))]"
+            if let title = n.title ?? n.body { s += " \"\(oneLine(title))\"" }
+            return s
+        case .action(let a):
+            var s = "action \(style.bold(a.action.rawValue)) → "
+            switch a.outcome {
+            case .ok: s += style.green("ok")
+            case .rejected: s += style.yellow("rejected")
+            case .failed: s += style.red("failed")
+            }
+            var answer: [String] = []
+            if let h = a.httpStatus { answer.append("HTTP \(h)") }
+            if let e = a.error { answer.append(oneLine(e)) }
+            if !answer.isEmpty { s += " (\(answer.joined(separator: ": ")))" }
+            return s
+        case .delivery(let d):
+            let ok = d.status == 200
+            let text = "delivery \(d.status)\(d.reason.map { " " + $0 } ?? (ok ? " accepted" : ""))"
+            return ok ? text : style.red(text)
+        }
+    }
+
+    /// Text made safe for one terminal line: control characters shown as symbols.
+    static func oneLine(_ s: String) -> String {
+        String(String.UnicodeScalarView(s.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F || (0x80..<0xA0).contains($0.value) ? "␣" : $0 }))
+    }
+}

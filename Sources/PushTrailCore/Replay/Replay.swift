@@ -1,0 +1,180 @@
+/// A stored event with its decoded form.
+public struct LoadedEvent: Sendable {
+    public var stored: StoredEvent
+    public var event: Event
+    public var seq: UInt64 { stored.seq }
+    public var position: Position { stored.position }
+}
+
+/// One step of a task's history (SPEC §5 `task --json`).
+public struct HistoryEntry: Sendable {
+    public var loaded: LoadedEvent
+    public var from: TaskState
+    public var to: TaskState
+    public var findings: [Finding]
+}
+
+/// A task rebuilt from its events as of a horizon.
+public struct TaskReport: Sendable {
+    public var taskID: Int64
+    public var snapshot: TaskSnapshot
+    public var history: [HistoryEntry]
+}
+
+/// One event of a thread with the task state after it.
+public struct ThreadEntry: Sendable {
+    public var loaded: LoadedEvent
+    public var taskID: Int64?
+    public var taskState: TaskState?
+    public var transition: Transition?
+    public var findings: [Finding]
+}
+
+/// A thread's timeline as of a horizon.
+public struct ThreadReport: Sendable {
+    public var threadID: String
+    public var entries: [ThreadEntry]
+}
+
+extension StoreReader {
+    /// Loads and decodes the events at `positions` visible from `horizon`.
+    public func load(_ positions: [Position], horizon: Horizon?) throws -> [LoadedEvent] {
+        var out: [LoadedEvent] = []
+        out.reserveCapacity(positions.count)
+        for p in positions where horizon?.includes(p) ?? true {
+            guard let stored = try event(seq: p.seq) else {
+                throw StoreError.damaged(seq: p.seq, detail: "an index names it but it is not stored")
+            }
+            out.append(LoadedEvent(stored: stored, event: try stored.decode()))
+        }
+        return out
+    }
+
+    /// The notifications and actions of a task, in timeline order.
+    public func taskEvents(_ taskID: Int64, horizon: Horizon?) throws -> [LoadedEvent] {
+        try load(positions(.tasks, key: Layout.taskKey(taskID)), horizon: horizon)
+    }
+
+    /// The members of thread `threadID` (SPEC §4): its notifications, the actions that
+    /// name it, and the actions and deliveries that refer to its notifications.
+    public func threadEvents(_ threadID: String, horizon: Horizon?) throws -> [LoadedEvent] {
+        var positions = Set(try self.positions(.threads, key: Array(threadID.utf8)))
+        var members = try load(positions.sorted(), horizon: horizon)
+        for notification in members where notification.event.type == .notification {
+            for p in try self.positions(.refs, key: notification.event.identityKey) where !positions.contains(p) {
+                positions.insert(p)
+                if horizon?.includes(p) ?? true, let stored = try event(seq: p.seq) {
+                    members.append(LoadedEvent(stored: stored, event: try stored.decode()))
+                }
+            }
+        }
+        return members.sorted { $0.position < $1.position }
+    }
+
+    /// The task rebuilt as of `horizon`, with its history and each step's findings;
+    /// nil when the store has no event for it.
+    public func taskReport(_ taskID: Int64, horizon: Horizon?, maskTokens: @escaping (String) -> String) throws -> TaskReport? {
+        let events = try taskEvents(taskID, horizon: horizon)
+        guard !events.isEmpty else { return nil }
+        var analyzer = Analyzer(context: IndexedAuditContext(reader: self, horizon: horizon), maskTokens: maskTokens)
+        var history: [HistoryEntry] = []
+        for loaded in events {
+            let before = analyzer.task(taskID).state
+            let analysis = analyzer.process(loaded.event, seq: loaded.seq)
+            history.append(HistoryEntry(
+                loaded: loaded, from: analysis.transition?.from ?? before,
+                to: analysis.transition?.to ?? analyzer.task(taskID).state, findings: analysis.findings))
+        }
+        return TaskReport(taskID: taskID, snapshot: analyzer.task(taskID), history: history)
+    }
+
+    /// The thread as of `horizon`, each entry with its task's state after it; nil when
+    /// the store has nothing for the thread.
+    public func threadReport(_ threadID: String, horizon: Horizon?, maskTokens: @escaping (String) -> String) throws -> ThreadReport? {
+        let members = try threadEvents(threadID, horizon: horizon)
+        guard !members.isEmpty else { return nil }
+        let context = IndexedAuditContext(reader: self, horizon: horizon)
+        // The tasks' own events outside the thread move their state too.
+        var taskIDs = Set<Int64>()
+        for m in members {
+            if let t = m.event.taskID ?? m.event.referencedNotificationID.flatMap({ context.notification($0)?.taskID }) {
+                taskIDs.insert(t)
+            }
+        }
+        var all: [Position: LoadedEvent] = [:]
+        for m in members { all[m.position] = m }
+        for t in taskIDs {
+            for e in try taskEvents(t, horizon: horizon) where all[e.position] == nil { all[e.position] = e }
+        }
+        let memberSeqs = Set(members.map(\.seq))
+        var analyzer = Analyzer(context: context, maskTokens: maskTokens)
+        var entries: [ThreadEntry] = []
+        for position in all.keys.sorted() {
+            let loaded = all[position]!
+            let analysis = analyzer.process(loaded.event, seq: loaded.seq)
+            guard memberSeqs.contains(loaded.seq) else { continue }
+            entries.append(ThreadEntry(
+                loaded: loaded, taskID: analysis.taskID, taskState: analysis.stateAfter,
+                transition: analysis.transition, findings: analysis.findings))
+        }
+        return ThreadReport(threadID: threadID, entries: entries)
+    }
+}
+
+/// Answers the analyzer's questions from the store's indexes, as of a horizon: used
+/// when only part of the log (a task, a thread) is analysed.
+public final class IndexedAuditContext: AuditContext {
+    let reader: StoreReader
+    let horizon: Horizon?
+    private var notifications: [String: NotificationFacts?] = [:]
+    private var unregistrations: [String: [Unregistration]] = [:]
+
+    public init(reader: StoreReader, horizon: Horizon?) {
+        self.reader = reader
+        self.horizon = horizon
+    }
+
+    public func notification(_ id: String) -> NotificationFacts? {
+        if let cached = notifications[id] { return cached }
+        let facts = try? lookup(id)
+        notifications[id] = facts
+        return facts
+    }
+
+    private func lookup(_ id: String) throws -> NotificationFacts? {
+        guard let seq = try reader.seq(forID: id), let stored = try reader.event(seq: seq),
+            stored.type == .notification, horizon?.includes(stored.position) ?? true
+        else { return nil }
+        let event = try stored.decode()
+        guard let n = event.notification else { return nil }
+        return NotificationFacts(id: event.id, seq: seq, at: event.at, notification: n, device: event.device)
+    }
+
+    public func unregistration(device: String, before position: Position) -> Unregistration? {
+        if unregistrations[device] == nil { unregistrations[device] = (try? collect(device)) ?? [] }
+        return unregistrations[device]!.first { $0.at < position.at }
+    }
+
+    /// Every 410 answer for a notification sent to `device`, oldest first.
+    private func collect(_ device: String) throws -> [Unregistration] {
+        var found: [UInt64: Unregistration] = [:]
+        let events = try reader.load(reader.positions(.devices, key: Layout.deviceKey(device)), horizon: horizon)
+        func consider(_ loaded: LoadedEvent) {
+            guard let d = loaded.event.delivery, Analyzer.isUnregistration(d) else { return }
+            // The delivery's device is its notification's; its own field is a fallback.
+            let target = notification(d.notificationID)?.device ?? loaded.event.device
+            guard target == device else { return }
+            found[loaded.seq] = Unregistration(
+                deliveryID: loaded.event.id, seq: loaded.seq, at: loaded.event.at, reason: d.reason ?? "Unregistered")
+        }
+        for loaded in events {
+            consider(loaded)
+            if loaded.event.type == .notification {
+                for ref in try reader.load(reader.positions(.refs, key: loaded.event.identityKey), horizon: horizon) {
+                    consider(ref)
+                }
+            }
+        }
+        return found.values.sorted { ($0.at, $0.seq) < ($1.at, $1.seq) }
+    }
+}

@@ -1,0 +1,1 @@
+print("placeholder: the generator is being written")
