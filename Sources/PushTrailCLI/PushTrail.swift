@@ -13,7 +13,7 @@ public enum PushTrail {
 
     static let commands: [any Command.Type] = [
         IngestCommand.self, ImportCommand.self, ShowCommand.self, HeadCommand.self, StatsCommand.self,
-        VerifyCommand.self, TaskCommand.self, ThreadCommand.self,
+        VerifyCommand.self, TaskCommand.self, ThreadCommand.self, ExportCommand.self, LogCommand.self, AuditCommand.self,
     ]
 
     /// Runs `argv` (without the program name); returns the exit status.

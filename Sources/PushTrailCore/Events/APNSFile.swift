@@ -54,3 +54,51 @@ public enum APNSFile {
             + String(h[20..<32])
     }
 }
+
+extension APNSFile {
+    /// The `.apns` file for a stored notification event: `"Simulator Target Bundle"`
+    /// first, then every payload key in its original order with its value exactly as
+    /// ingested (taken from the raw bytes, not re-serialised).
+    public static func export(event raw: [UInt8], bundle: String) throws -> [UInt8] {
+        var decoder = EventDecoder()
+        return try raw.withUnsafeBytes { bytes in
+            try decoder.withView(bytes) { json -> [UInt8] in
+                guard let payload = json.member(json.root, "payload"), json.kind(payload) == .object else {
+                    throw InvalidEvent("the event has no payload object")
+                }
+                var out = Array("{\"\(bundleKey)\":".utf8) + Array(JSONValue.quoted(bundle).utf8)
+                for (k, v) in json.members(payload) where json.string(k) != bundleKey {
+                    out.append(UInt8(ascii: ","))
+                    out += json.rawText(k)
+                    out.append(UInt8(ascii: ":"))
+                    out += json.rawText(v)
+                }
+                out += Array("}\n".utf8)
+                return out
+            }
+        }
+    }
+}
+
+/// File names built from ids: only letters, digits, `.`, `_` and `-`, never hidden,
+/// never `..`, and short enough for any file system.
+public enum SafeFileName {
+    /// `stem` made safe: every other byte becomes `_`, a leading `.` becomes `_`.
+    public static func component(_ stem: String) -> String {
+        var out = String(String.UnicodeScalarView(stem.unicodeScalars.map { s in
+            s.isASCII && (s.properties.isAlphabetic || ("0"..."9").contains(s) || s == "." || s == "_" || s == "-") ? s : "_"
+        }))
+        if out.isEmpty { out = "_" }
+        if out.hasPrefix(".") { out = "_" + out.dropFirst() }
+        return out
+    }
+
+    /// `<stem>-<seq>.apns` (with an optional numeric prefix), cut so the whole name
+    /// stays within 255 bytes and keeps its `-<seq>.apns` end.
+    public static func apns(stem: String, seq: UInt64, prefix: String = "") -> String {
+        let tail = "-\(seq).apns"
+        let budget = 255 - tail.utf8.count - prefix.utf8.count
+        let safe = component(stem)
+        return prefix + String(safe.prefix(budget)) + tail
+    }
+}

@@ -4,6 +4,11 @@ public struct LoadedEvent: Sendable {
     public var event: Event
     public var seq: UInt64 { stored.seq }
     public var position: Position { stored.position }
+
+    public init(stored: StoredEvent, event: Event) {
+        self.stored = stored
+        self.event = event
+    }
 }
 
 /// One step of a task's history (SPEC §5 `task --json`).

@@ -248,7 +248,9 @@ public struct StoreReader {
         guard let db = store.indexes[index] else { return [] }
         return try txn.withCursor(db) { cursor in
             var out: [Position] = []
-            guard try key.withUnsafeBytes({ try cursor.find($0) }) != nil else { return out }
+            guard let (_, first) = try key.withUnsafeBytes({ try cursor.find($0) }) else { return out }
+            // A key with one value keeps it inline, where MDB_GET_MULTIPLE finds nothing.
+            if try cursor.duplicateCount() == 1 { return [Layout.decodePosition(first)] }
             var page = try cursor.multiple()
             while let (_, values) = page {
                 var offset = 0

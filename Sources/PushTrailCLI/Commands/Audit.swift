@@ -1,0 +1,65 @@
+import PushTrailCore
+
+/// `pushtrail audit`: what was sent against what was true.
+enum AuditCommand: Command {
+    static let spec = CommandSpec(
+        name: "audit",
+        summary: "Check what was sent against what was true (SPEC §6 findings); exit 1 when there are any.",
+        usage: ["audit [FILTERS] [--code CODE]… [--json]"],
+        options: LogCommand.filterOptions + [
+            .option("code", "CODE", "only this finding code (repeatable)", completion: .choices(FindingCode.allCases.map(\.rawValue)),
+                    repeatable: true),
+            .flag("json", "print {\"findings\": […], \"counts\": {…}}"),
+        ],
+        discussion: """
+            Codes: \(FindingCode.allCases.map(\.rawValue).joined(separator: ", ")).
+            Filters select the events whose findings are reported; the task state behind
+            each finding is always rebuilt from the task's whole history.
+            """)
+
+    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+        let q = try LogCommand.query(arguments, context)
+        var codes = Set<FindingCode>()
+        for c in arguments.all("code") {
+            guard let code = FindingCode(rawValue: c) else {
+                throw UsageError("unknown --code \(c); codes are \(FindingCode.allCases.map(\.rawValue).joined(separator: ", "))", command: "audit")
+            }
+            codes.insert(code)
+        }
+        let store = try context.openStore(arguments, create: false)
+        let progress = ProgressLine(context.stderr, enabled: !arguments.flag("json"))
+        let mask = { (token: String) in context.token(token, arguments) }
+        let (findings, head) = try store.read { reader in
+            (try reader.audit(q, codes: codes, maskTokens: mask) { n in progress.update("audit: \(grouped(n)) events") },
+             try reader.head().seq)
+        }
+        progress.clear()
+        var counts: [FindingCode: Int] = [:]
+        for f in findings { counts[f.code, default: 0] += 1 }
+        let present = FindingCode.allCases.filter { counts[$0] != nil }
+        if arguments.flag("json") {
+            context.stdout.line(
+                JSONValue.object([
+                    ("findings", .array(findings.map(Render.json))),
+                    ("counts", .object(present.map { ($0.rawValue, .int(Int64(counts[$0]!))) })),
+                ]).serialized())
+        } else {
+            let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
+            if findings.isEmpty {
+                context.stdout.line(style.green("no findings") + " (as of @\(head))")
+            } else {
+                context.stdout.line(style.bold("\(grouped(findings.count)) finding\(findings.count == 1 ? "" : "s")") + " (as of @\(head))")
+                let width = (present.map(\.rawValue.count).max() ?? 0) + 2
+                for code in present { context.stdout.line("  " + code.rawValue.padding(width) + grouped(counts[code]!)) }
+                for code in present {
+                    context.stdout.line()
+                    context.stdout.line(style.yellow(code.rawValue) + " (\(counts[code]!))")
+                    for f in findings where f.code == code {
+                        context.stdout.line("  \(f.at)  " + style.dim("#\(f.seq)".padding(6)) + " " + f.message)
+                    }
+                }
+            }
+        }
+        return findings.isEmpty ? ExitStatus.success : ExitStatus.notFound
+    }
+}

@@ -1,0 +1,148 @@
+import PushTrailCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `pushtrail export`: a stored notification as an `.apns` file for the iOS Simulator.
+enum ExportCommand: Command {
+    static let spec = CommandSpec(
+        name: "export",
+        summary: "Write a notification as an .apns file to drag onto the iOS Simulator (or pipe to xcrun simctl push).",
+        usage: [
+            "export EVENT_ID [-o PATH] [--bundle ID]",
+            "export --thread ID [--at T] [-o PATH | --all --dir DIR] [--bundle ID]",
+            "export --task N [--at T] [-o PATH | --all --dir DIR] [--bundle ID]",
+        ],
+        options: [
+            .option("thread", "ID", "the latest notification of this thread (at or before --at)"),
+            .option("task", "N", "the latest notification for this task (at or before --at)"),
+            .option("at", "T", "as of T: RFC 3339, a date, now, -2h, -7d, or @SEQ"),
+            .option("output", short: "o", "PATH", "where to write (- for standard output; default <thread-or-task>-<seq>.apns)", completion: .file),
+            .option("bundle", "ID", "the app bundle id (default: the event's topic, else $PUSHTRAIL_BUNDLE)"),
+            .flag("all", "every notification of the thread or task, as numbered files in --dir"),
+            .option("dir", "DIR", "the folder for --all (created 0700 if missing)", completion: .directory),
+            .flag("force", "overwrite existing files"),
+        ],
+        operands: "EVENT_ID",
+        discussion: """
+            The file holds "Simulator Target Bundle" first, then the payload's keys in
+            their original order with their values exactly as ingested. simctl refuses
+            files over 4096 bytes and shows buttons only for categories the app
+            registers: such files are still written, with a warning.
+            """)
+
+    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+        let selectors = [arguments.operands.isEmpty ? nil : "EVENT_ID", arguments.value("thread").map { _ in "--thread" },
+                         arguments.value("task").map { _ in "--task" }].compactMap { $0 }
+        guard selectors.count == 1 else {
+            throw UsageError(selectors.isEmpty ? "name what to export: EVENT_ID, --thread ID or --task N"
+                                               : "give only one of \(selectors.joined(separator: ", "))", command: "export")
+        }
+        if arguments.operands.count > 1 { throw UsageError("name one event id", command: "export") }
+        let all = arguments.flag("all")
+        if all && arguments.value("dir") == nil { throw UsageError("--all needs --dir DIR", command: "export") }
+        if all && arguments.value("output") != nil { throw UsageError("--all writes to --dir, not -o", command: "export") }
+        if all && !arguments.operands.isEmpty { throw UsageError("--all goes with --thread or --task", command: "export") }
+        let taskID = try arguments.value("task").map { text -> Int64 in
+            guard let n = Int64(text) else { throw UsageError("--task takes an integer task id, not \(text)", command: "export") }
+            return n
+        }
+        let horizon = try context.horizon(arguments, "at")
+        let store = try context.openStore(arguments, create: false)
+
+        // Find the notification(s).
+        let (chosen, stem): ([LoadedEvent], String) = try store.read { reader in
+            if let id = arguments.operands.first {
+                guard let seq = try reader.seq(forID: id), let stored = try reader.event(seq: seq) else {
+                    throw CommandError.notFound("no event \(id) in \(store.path)")
+                }
+                let event = try stored.decode()
+                guard event.type == .notification else {
+                    throw CommandError.notFound("event \(id) is a\(event.type == .action ? "n" : "") \(event.type), not a notification: only notifications export")
+                }
+                let stem = event.threadID ?? event.taskID.map { "task-\($0)" } ?? "notification"
+                return ([LoadedEvent(stored: stored, event: event)], stem)
+            }
+            let events: [LoadedEvent]
+            let stem: String
+            if let thread = arguments.value("thread") {
+                events = try reader.threadEvents(thread, horizon: horizon)
+                stem = thread
+            } else {
+                events = try reader.taskEvents(taskID!, horizon: horizon)
+                stem = "task-\(taskID!)"
+            }
+            let notifications = events.filter { $0.event.type == .notification }
+            guard let last = notifications.last else {
+                let what = arguments.value("thread").map { "thread \($0)" } ?? "task \(taskID!)"
+                throw CommandError.notFound("no notification for \(what)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
+            }
+            return (all ? notifications : [last], stem)
+        }
+
+        let bundle = try resolveBundle(arguments, context, chosen)
+        if all {
+            let dir = arguments.value("dir")!
+            try makeDirectory(dir)
+            let width = max(2, String(chosen.count).count)
+            for (i, loaded) in chosen.enumerated() {
+                let number = String(i + 1)
+                let prefix = String(repeating: "0", count: width - number.count) + number + "-"
+                let name = SafeFileName.apns(stem: stem, seq: loaded.seq, prefix: prefix)
+                try write(loaded, bundle: bundle, to: dir + "/" + name, context, arguments)
+            }
+            context.stderr.line("pushtrail: wrote \(chosen.count) file\(chosen.count == 1 ? "" : "s") to \(dir)")
+            return ExitStatus.success
+        }
+        let loaded = chosen[0]
+        let output = arguments.value("output") ?? SafeFileName.apns(stem: stem, seq: loaded.seq)
+        try write(loaded, bundle: bundle, to: output, context, arguments)
+        if output != "-" { context.stderr.line("pushtrail: wrote \(output) (notification \(loaded.event.id), seq \(loaded.seq))") }
+        return ExitStatus.success
+    }
+
+    /// `--bundle`, else the event's topic, else `$PUSHTRAIL_BUNDLE`, else a usage error.
+    static func resolveBundle(_ arguments: Arguments, _ context: Context, _ events: [LoadedEvent]) throws -> (LoadedEvent) -> String? {
+        if let b = arguments.value("bundle"), !b.isEmpty { return { _ in b } }
+        let fallback = context.environment["PUSHTRAIL_BUNDLE"].flatMap { $0.isEmpty ? nil : $0 }
+        let resolve: (LoadedEvent) -> String? = { $0.event.notification?.topic ?? fallback }
+        if let missing = events.first(where: { resolve($0) == nil }) {
+            throw UsageError(
+                "no bundle id for notification \(missing.event.id) (it has no topic): pass --bundle ID or set PUSHTRAIL_BUNDLE",
+                command: "export")
+        }
+        return resolve
+    }
+
+    static func write(_ loaded: LoadedEvent, bundle: (LoadedEvent) -> String?, to path: String, _ context: Context, _ arguments: Arguments) throws {
+        let bytes = try APNSFile.export(event: loaded.stored.raw, bundle: bundle(loaded)!)
+        let name = path == "-" ? "standard output" : path
+        if bytes.count > 4096 {
+            context.warn("\(name) is \(bytes.count) bytes, over the 4096 bytes xcrun simctl push accepts")
+        }
+        let category = loaded.event.notification?.category
+        if Category(rawValue: category ?? "") == nil {
+            let known = Category.allCases.map(\.rawValue).joined(separator: ", ")
+            context.warn("category \(category.map { "\"\($0)\"" } ?? "(none)") is not one the app registers (\(known)): the simulator will show no action buttons")
+        }
+        if path == "-" {
+            context.stdout.write(bytes: bytes)
+            return
+        }
+        let file = try OutputFile.create(path, overwrite: arguments.flag("force"))
+        defer { file.close() }
+        try file.write(bytes)
+    }
+
+    static func makeDirectory(_ dir: String) throws {
+        var st = stat()
+        if stat(dir, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFDIR else { throw CommandError.io("\(dir) exists and is not a directory") }
+            return
+        }
+        guard mkdir(dir, 0o700) == 0 else { throw CommandError.io("cannot create \(dir): \(String(cString: strerror(errno)))") }
+    }
+}

@@ -1,0 +1,106 @@
+extension StoreReader {
+    /// The audit findings (SPEC §6) of the events matching `query`, in timeline order.
+    ///
+    /// With no task, thread or user filter this is one pass over the timeline, keeping
+    /// only per-task state; otherwise the matching events are found through the indexes
+    /// and analysed together with the rest of their tasks' histories, so a finding is
+    /// the same whichever way it is asked for.
+    public func audit(_ query: LogQuery, codes: Set<FindingCode> = [], maskTokens: @escaping (String) -> String,
+                      progress: ((Int) -> Void)? = nil) throws -> [Finding] {
+        let wanted = { (f: Finding) in codes.isEmpty || codes.contains(f.code) }
+        if query.hasIndexedFilter { return try scopedAudit(query, maskTokens: maskTokens).filter(wanted) }
+
+        // One pass over the whole timeline (bounded by --until), reporting what the
+        // other filters select.
+        let context = StreamingAuditContext(reader: self, horizon: query.until)
+        var analyzer = Analyzer(context: context, maskTokens: maskTokens)
+        var matcher = LogMatcher(query: query, reader: self)
+        var everything = LogQuery()
+        everything.until = query.until
+        var findings: [Finding] = []
+        var count = 0
+        try log(everything) { loaded in
+            let analysis = analyzer.process(loaded.event, seq: loaded.seq)
+            context.observe(loaded)
+            if !analysis.findings.isEmpty, try matcher.matches(loaded, drivenBy: .time) {
+                findings += analysis.findings.filter(wanted)
+            }
+            count += 1
+            if count % 65536 == 0 { progress?(count) }
+            return true
+        }
+        return findings
+    }
+
+    private func scopedAudit(_ query: LogQuery, maskTokens: @escaping (String) -> String) throws -> [Finding] {
+        var selected: [Position: LoadedEvent] = [:]
+        try log(query) { loaded in
+            selected[loaded.position] = loaded
+            return true
+        }
+        guard !selected.isEmpty else { return [] }
+        let context = IndexedAuditContext(reader: self, horizon: query.until)
+        var tasks = Set<Int64>()
+        for loaded in selected.values {
+            if let t = loaded.event.taskID ?? loaded.event.referencedNotificationID.flatMap({ context.notification($0)?.taskID }) {
+                tasks.insert(t)
+            }
+        }
+        var all = selected
+        for t in tasks {
+            for loaded in try taskEvents(t, horizon: query.until) where all[loaded.position] == nil {
+                all[loaded.position] = loaded
+            }
+        }
+        var analyzer = Analyzer(context: context, maskTokens: maskTokens)
+        var findings: [Finding] = []
+        for position in all.keys.sorted() {
+            let analysis = analyzer.process(all[position]!.event, seq: position.seq)
+            if selected[position] != nil { findings += analysis.findings }
+        }
+        return findings
+    }
+}
+
+/// Answers the analyzer's questions during one pass over the whole timeline: device
+/// unregistrations are learnt as the pass meets them (the rule asks for strictly
+/// earlier ones, which the pass has always seen), notifications are looked up by id.
+final class StreamingAuditContext: AuditContext {
+    let reader: StoreReader
+    let horizon: Horizon?
+    private var cache: [String: NotificationFacts?] = [:]
+    private var unregistered: [String: Unregistration] = [:]
+
+    init(reader: StoreReader, horizon: Horizon?) {
+        self.reader = reader
+        self.horizon = horizon
+    }
+
+    func notification(_ id: String) -> NotificationFacts? {
+        if let hit = cache[id] { return hit }
+        var facts: NotificationFacts?
+        if let seq = try? reader.seq(forID: id), let stored = try? reader.event(seq: seq), stored.type == .notification,
+            horizon?.includes(stored.position) ?? true, let event = try? stored.decode(), let n = event.notification
+        {
+            facts = NotificationFacts(id: event.id, seq: seq, at: event.at, notification: n, device: event.device)
+        }
+        if cache.count >= 65536 { cache.removeAll(keepingCapacity: true) }
+        cache[id] = facts
+        return facts
+    }
+
+    func unregistration(device: String, before position: Position) -> Unregistration? {
+        guard let u = unregistered[device], u.at < position.at else { return nil }
+        return u
+    }
+
+    /// Learns from an event the pass has just analysed.
+    func observe(_ loaded: LoadedEvent) {
+        guard let d = loaded.event.delivery, Analyzer.isUnregistration(d),
+            let device = notification(d.notificationID)?.device ?? loaded.event.device,
+            unregistered[device] == nil
+        else { return }
+        unregistered[device] = Unregistration(
+            deliveryID: loaded.event.id, seq: loaded.seq, at: loaded.event.at, reason: d.reason ?? "Unregistered")
+    }
+}
