@@ -33,10 +33,37 @@ enum ShowCommand: Command {
             ("seq", String(stored.seq)), ("at", event.at.description), ("recorded", stored.recordedAt.description),
             ("user", event.user), ("device", context.token(event.device, arguments)), ("hash", SHA256.hex(stored.hash)),
         ]
-        if let task = event.taskID { rows.append(("task", String(task))) }
+        // Where the event sits in its task's story.
+        let mask = { (token: String) in context.token(token, arguments) }
+        let (taskID, report) = try store.read { reader -> (Int64?, TaskReport?) in
+            var task = event.taskID
+            if task == nil, let ref = event.referencedNotificationID, let seq = try reader.seq(forID: ref),
+                let n = try reader.event(seq: seq)
+            {
+                task = try n.decode().taskID
+            }
+            return (task, try task.flatMap { try reader.taskReport($0, horizon: nil, maskTokens: mask) })
+        }
+        var findings: [Finding] = []
+        if let taskID {
+            rows.append(("task", String(taskID)))
+            let steps = report?.history ?? []
+            if let step = steps.first(where: { $0.loaded.seq == stored.seq }) {
+                let state = step.from == step.to ? step.to.rawValue : "\(step.from) → \(step.to)"
+                rows.append(("state", state + style.dim(" (the task at this point)")))
+                findings = step.findings
+            } else {
+                let before = steps.last(where: { $0.loaded.position < stored.position })?.to ?? .active
+                rows.append(("state", before.rawValue + style.dim(" (the task at this point)")))
+            }
+        }
         if let thread = event.threadID { rows.append(("thread", thread)) }
+        if let d = event.delivery, d.status != 200 { rows.append(("answer", style.red("\(d.status) \(d.reason ?? "")"))) }
         context.stdout.line(style.bold("\(event.type) \(event.id)"))
         for (k, v) in rows { context.stdout.line("  " + style.dim(k.padding(9)) + " " + v) }
+        for finding in findings {
+            context.stdout.line("  " + style.yellow("⚠ \(finding.code.rawValue)") + ": " + finding.message)
+        }
         context.stdout.line()
         var decoder = EventDecoder()
         let pretty = try stored.raw.withUnsafeBytes { bytes in
