@@ -15,10 +15,29 @@ struct ByteSink {
     var count = 0
     let file: UnsafeMutablePointer<FILE>
     private(set) var failed = false
+    /// "000102…ff": two hex digits per byte value.
+    private let hexPairs: UnsafeMutablePointer<UInt8>
+    /// "0001…99": two decimal digits per value below 100.
+    private let decimalPairs: UnsafeMutablePointer<UInt8>
+    /// `YYYY-MM-DDT` of `cachedDay`, so most timestamps skip the calendar arithmetic.
+    private let dayPrefix: UnsafeMutablePointer<UInt8>
+    private var cachedDay = Int.min
 
     init(file: UnsafeMutablePointer<FILE>) {
         self.file = file
         base = .allocate(capacity: Self.chunk + Self.slack)
+        let digits = Array("0123456789abcdef".utf8)
+        hexPairs = .allocate(capacity: 512)
+        for value in 0..<256 {
+            hexPairs[2 * value] = digits[value >> 4]
+            hexPairs[2 * value + 1] = digits[value & 15]
+        }
+        decimalPairs = .allocate(capacity: 200)
+        for value in 0..<100 {
+            decimalPairs[2 * value] = UInt8(48 + value / 10)
+            decimalPairs[2 * value + 1] = UInt8(48 + value % 10)
+        }
+        dayPrefix = .allocate(capacity: 11)
     }
 
     @inline(__always)
@@ -80,17 +99,27 @@ struct ByteSink {
         count += width
     }
 
+    /// The low `digits` hex digits of `value` (`digits` is even).
     @inline(__always)
     mutating func hex(_ value: UInt64, digits: Int) {
         var v = value
-        var at = count + digits - 1
+        var at = count + digits - 2
         while at >= count {
-            let nibble = UInt8(v & 15)
-            base[at] = nibble < 10 ? 48 + nibble : 87 + nibble
-            v >>= 4
-            at -= 1
+            let pair = hexPairs + 2 * Int(v & 0xFF)
+            base[at] = pair[0]
+            base[at + 1] = pair[1]
+            v >>= 8
+            at -= 2
         }
         count += digits
+    }
+
+    @inline(__always)
+    private mutating func twoDigits(_ value: Int) {
+        let pair = decimalPairs + 2 * value
+        base[count] = pair[0]
+        base[count + 1] = pair[1]
+        count += 2
     }
 
     /// A lowercase UUID, `8-4-4-4-12`.
@@ -98,36 +127,40 @@ struct ByteSink {
     mutating func uuid(_ high: UInt64, _ low: UInt64) {
         hex(high >> 32, digits: 8)
         byte(45)
-        hex((high >> 16) & 0xFFFF, digits: 4)
+        hex(high >> 16, digits: 4)
         byte(45)
-        hex(high & 0xFFFF, digits: 4)
+        hex(high, digits: 4)
         byte(45)
         hex(low >> 48, digits: 4)
         byte(45)
-        hex(low & 0xFFFF_FFFF_FFFF, digits: 12)
+        hex(low, digits: 12)
     }
 
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ`.
     @inline(__always)
     mutating func timestamp(_ ms: Int) {
         let day = CivilCalendar.day(ofMilliseconds: ms)
-        let date = CivilCalendar.civil(day)
+        if day != cachedDay {
+            let start = count
+            isoDate(day)
+            byte(84)
+            dayPrefix.update(from: base + start, count: 11)
+            count = start
+            cachedDay = day
+        }
+        bytes(dayPrefix, 11)
         var rest = ms - day * CivilCalendar.msPerDay
-        padded(date.year, width: 4)
-        byte(45)
-        padded(date.month, width: 2)
-        byte(45)
-        padded(date.day, width: 2)
-        byte(84)
-        padded(rest / 3_600_000, width: 2)
+        twoDigits(rest / 3_600_000)
         rest %= 3_600_000
         byte(58)
-        padded(rest / 60_000, width: 2)
+        twoDigits(rest / 60_000)
         rest %= 60_000
         byte(58)
-        padded(rest / 1000, width: 2)
+        twoDigits(rest / 1000)
         byte(46)
-        padded(rest % 1000, width: 3)
+        rest %= 1000
+        byte(UInt8(48 + rest / 100))
+        twoDigits(rest % 100)
         byte(90)
     }
 

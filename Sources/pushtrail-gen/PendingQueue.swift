@@ -14,7 +14,6 @@ enum PendingKind: UInt8 {
 /// slot plus the deliveries and responses in flight, never the events themselves.
 struct Pending {
     var time: Int
-    var order: Int
     var taskId: Int
     /// The notification (deliveries and responses).
     var high: UInt64 = 0
@@ -31,29 +30,47 @@ struct Pending {
     var flag: UInt8 = 0
 }
 
-/// A binary min-heap on (time, order): items come out in simulated-time order, ties in
-/// the order they were scheduled, so the run is deterministic.
+/// A 4-ary min-heap on (time, order) of 16-byte nodes pointing into a slab of items: items
+/// come out in simulated-time order, ties in the order they were scheduled, so the run is
+/// deterministic; the small nodes keep the sifts in cache.
 struct PendingQueue {
-    private var items: [Pending] = []
-
-    init(capacity: Int) {
-        items.reserveCapacity(capacity)
+    private struct Node {
+        var time: Int
+        var order: UInt32
+        var ref: Int32
     }
 
-    var isEmpty: Bool { items.isEmpty }
+    private var nodes: [Node] = []
+    private var slab: [Pending] = []
+    private var free: [Int32] = []
+    private var order: UInt32 = 0
+
+    init(capacity: Int) {
+        nodes.reserveCapacity(capacity)
+        slab.reserveCapacity(capacity)
+    }
 
     @inline(__always)
-    private static func precedes(_ a: Pending, _ b: Pending) -> Bool {
+    private static func precedes(_ a: Node, _ b: Node) -> Bool {
         a.time < b.time || (a.time == b.time && a.order < b.order)
     }
 
     mutating func push(_ item: Pending) {
-        items.append(item)
-        items.withUnsafeMutableBufferPointer { heap in
+        let ref: Int32
+        if let reused = free.popLast() {
+            ref = reused
+            slab[Int(reused)] = item
+        } else {
+            ref = Int32(slab.count)
+            slab.append(item)
+        }
+        order &+= 1
+        nodes.append(Node(time: item.time, order: order, ref: ref))
+        nodes.withUnsafeMutableBufferPointer { heap in
             var child = heap.count - 1
             let moving = heap[child]
             while child > 0 {
-                let parent = (child - 1) >> 1
+                let parent = (child - 1) >> 2
                 if !Self.precedes(moving, heap[parent]) { break }
                 heap[child] = heap[parent]
                 child = parent
@@ -63,22 +80,34 @@ struct PendingQueue {
     }
 
     mutating func pop() -> Pending? {
-        guard let last = items.popLast() else { return nil }
-        if items.isEmpty { return last }
-        return items.withUnsafeMutableBufferPointer { heap in
-            let top = heap[0]
-            let count = heap.count
-            var parent = 0
-            while true {
-                var child = 2 * parent + 1
-                if child >= count { break }
-                if child + 1 < count, Self.precedes(heap[child + 1], heap[child]) { child += 1 }
-                if !Self.precedes(heap[child], last) { break }
-                heap[parent] = heap[child]
-                parent = child
+        guard let last = nodes.popLast() else { return nil }
+        let top: Node
+        if nodes.isEmpty {
+            top = last
+        } else {
+            top = nodes.withUnsafeMutableBufferPointer { heap in
+                let top = heap[0]
+                let count = heap.count
+                var parent = 0
+                while true {
+                    let first = 4 * parent + 1
+                    if first >= count { break }
+                    var best = first
+                    let end = min(first + 4, count)
+                    var child = first + 1
+                    while child < end {
+                        if Self.precedes(heap[child], heap[best]) { best = child }
+                        child += 1
+                    }
+                    if !Self.precedes(heap[best], last) { break }
+                    heap[parent] = heap[best]
+                    parent = best
+                }
+                heap[parent] = last
+                return top
             }
-            heap[parent] = last
-            return top
         }
+        free.append(top.ref)
+        return slab[Int(top.ref)]
     }
 }

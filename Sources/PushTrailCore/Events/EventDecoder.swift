@@ -1,5 +1,3 @@
-import Foundation
-
 /// Why an input line is not a valid event: the one-line reason shown as
 /// `pushtrail: FILE:LINE: reason`.
 public struct InvalidEvent: Error, Equatable, Sendable, CustomStringConvertible {
@@ -48,9 +46,21 @@ public struct EventDecoder: Sendable {
     }
 
     /// Decodes an event from an array of bytes.
-    public mutating func decode<Bytes: ContiguousBytes>(_ line: Bytes) throws(InvalidEvent) -> Event {
+    public mutating func decode(_ line: [UInt8]) throws(InvalidEvent) -> Event {
+        try decodeCollection(line)
+    }
+
+    /// Decodes an event from a slice of bytes.
+    public mutating func decode(_ line: ArraySlice<UInt8>) throws(InvalidEvent) -> Event {
+        try decodeCollection(line)
+    }
+
+    private mutating func decodeCollection<C: Collection<UInt8>>(_ line: C) throws(InvalidEvent) -> Event {
         do {
-            return try line.withUnsafeBytes { buffer in try decode(buffer) }
+            if let result = try line.withContiguousStorageIfAvailable({ try decode(UnsafeRawBufferPointer($0)) }) {
+                return result
+            }
+            return try Array(line).withUnsafeBytes { try decode($0) }
         } catch {
             throw InvalidEvent.from(error)
         }

@@ -1,5 +1,3 @@
-import Foundation
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -122,16 +120,11 @@ public final class Ingest {
         let fds = try sources.map { try $0.open() }
         let queue = BoundedQueue<Batch>(capacity: 2)
         let producer = Producer(sources: Array(zip(sources, fds)), options: options, queue: queue)
-        let finished = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            producer.run()
-            finished.signal()
-        }
-        thread.stackSize = 1 << 20
+        let thread = WorkerThread { producer.run() }
         thread.start()
         defer {
             queue.cancel()
-            finished.wait()
+            thread.join()
             for fd in fds where fd != 0 { close(fd) }
         }
 
@@ -351,7 +344,7 @@ final class Producer: @unchecked Sendable {
 /// A fixed-capacity queue between two threads; `pop` returns nil once it is closed
 /// and drained.
 final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let monitor = Monitor()
     private var items: [Element] = []
     private let capacity: Int
     private var closed = false
@@ -361,38 +354,38 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
 
     /// Blocks while full; false when the consumer has gone.
     func push(_ item: Element) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        while items.count >= capacity && !cancelled { condition.wait() }
-        guard !cancelled else { return false }
-        items.append(item)
-        condition.broadcast()
-        return true
+        monitor.locked {
+            while items.count >= capacity && !cancelled { monitor.wait() }
+            guard !cancelled else { return false }
+            items.append(item)
+            monitor.broadcast()
+            return true
+        }
     }
 
     func pop() -> Element? {
-        condition.lock()
-        defer { condition.unlock() }
-        while items.isEmpty && !closed { condition.wait() }
-        guard !items.isEmpty else { return nil }
-        let item = items.removeFirst()
-        condition.broadcast()
-        return item
+        monitor.locked {
+            while items.isEmpty && !closed { monitor.wait() }
+            guard !items.isEmpty else { return nil }
+            let item = items.removeFirst()
+            monitor.broadcast()
+            return item
+        }
     }
 
     func close() {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        condition.unlock()
+        monitor.locked {
+            closed = true
+            monitor.broadcast()
+        }
     }
 
     func cancel() {
-        condition.lock()
-        cancelled = true
-        closed = true
-        items.removeAll()
-        condition.broadcast()
-        condition.unlock()
+        monitor.locked {
+            cancelled = true
+            closed = true
+            items.removeAll()
+            monitor.broadcast()
+        }
     }
 }
