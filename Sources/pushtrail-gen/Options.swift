@@ -122,16 +122,20 @@ struct Options {
         return value
     }
 
-    /// A stable tag for this run's action and delivery ids.
-    var runTag: UInt32 {
+    /// A hash of every argument that shapes the stream: it seeds the PRNG and the ids, so
+    /// the same arguments give the same bytes and different ones give disjoint ids.
+    var runHash: UInt64 {
         var h = mix64(seed ^ 0x7075_7368_7472_6169)
         h = mix64(h ^ UInt64(events))
         h = mix64(h ^ UInt64(userCount))
         h = mix64(h ^ UInt64(taskCount))
         h = mix64(h ^ anomalies.bitPattern)
         h = mix64(h ^ UInt64(bitPattern: Int64(start)))
-        return UInt32(truncatingIfNeeded: h >> 32)
+        return h
     }
+
+    /// The tag in this run's action and delivery ids.
+    var runTag: UInt32 { UInt32(truncatingIfNeeded: runHash >> 32) }
 }
 
 extension String {

@@ -194,8 +194,4 @@ public struct Analyzer {
         id.count > 12 ? String(id.prefix(8)) + "…" : id
     }
 
-    /// Whether a delivery marks its device as gone (SPEC §6: 410 Unregistered/ExpiredToken).
-    public static func isUnregistration(_ d: Delivery) -> Bool {
-        d.status == 410
-    }
 }

@@ -96,8 +96,8 @@ final class StreamingAuditContext: AuditContext {
 
     /// Learns from an event the pass has just analysed.
     func observe(_ loaded: LoadedEvent) {
-        guard let d = loaded.event.delivery, Analyzer.isUnregistration(d),
-            let device = notification(d.notificationID)?.device ?? loaded.event.device,
+        guard let d = loaded.event.delivery, Layout.isUnregistration(d),
+            let device = loaded.event.device ?? notification(d.notificationID)?.device,
             unregistered[device] == nil
         else { return }
         unregistered[device] = Unregistration(

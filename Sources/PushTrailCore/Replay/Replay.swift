@@ -160,26 +160,11 @@ public final class IndexedAuditContext: AuditContext {
         return unregistrations[device]!.first { $0.at < position.at }
     }
 
-    /// Every 410 answer for a notification sent to `device`, oldest first.
+    /// The 410 answers filed under `device`, oldest first.
     private func collect(_ device: String) throws -> [Unregistration] {
-        var found: [UInt64: Unregistration] = [:]
-        let events = try reader.load(reader.positions(.devices, key: Layout.deviceKey(device)), horizon: horizon)
-        func consider(_ loaded: LoadedEvent) {
-            guard let d = loaded.event.delivery, Analyzer.isUnregistration(d) else { return }
-            // The delivery's device is its notification's; its own field is a fallback.
-            let target = notification(d.notificationID)?.device ?? loaded.event.device
-            guard target == device else { return }
-            found[loaded.seq] = Unregistration(
-                deliveryID: loaded.event.id, seq: loaded.seq, at: loaded.event.at, reason: d.reason ?? "Unregistered")
+        try reader.load(reader.positions(.unregistered, key: Layout.deviceKey(device)), horizon: horizon).compactMap { loaded in
+            guard let d = loaded.event.delivery, Layout.isUnregistration(d) else { return nil }
+            return Unregistration(deliveryID: loaded.event.id, seq: loaded.seq, at: loaded.event.at, reason: d.reason ?? "Unregistered")
         }
-        for loaded in events {
-            consider(loaded)
-            if loaded.event.type == .notification {
-                for ref in try reader.load(reader.positions(.refs, key: loaded.event.identityKey), horizon: horizon) {
-                    consider(ref)
-                }
-            }
-        }
-        return found.values.sorted { ($0.at, $0.seq) < ($1.at, $1.seq) }
     }
 }

@@ -105,12 +105,31 @@ public final class StoreWriter {
         try store.events.put(seqKey, value, flags: .append, in: txn)
         try store.ids.put(idKey, seqKey, in: txn)
         let position = Layout.position(event.at, seq)
-        for (index, key) in Layout.indexEntries(of: event, seq: seq) {
+        for (index, key) in try Layout.indexEntries(of: event, seq: seq, notificationDevice: notificationDevice) {
             try store.indexes[index]!.put(key, position, in: txn)
+        }
+        // A notification arriving after its 410 deliveries files them under its device.
+        if let device = event.device, event.type == .notification {
+            let reader = StoreReader(store: store, txn: txn)
+            for p in try reader.positions(.refs, key: idKey) {
+                guard let stored = try reader.event(seq: p.seq), stored.type == .delivery,
+                    let d = try? stored.decode(), let delivery = d.delivery,
+                    Layout.isUnregistration(delivery), d.device == nil
+                else { continue }
+                try store.indexes[.unregistered]!.put(Layout.deviceKey(device), Layout.position(p.at, p.seq), in: txn)
+            }
         }
         head = ChainHead(seq: seq, hash: hash)
         counts[Int(event.type.rawValue) - 1] += 1
         return .appended(seq)
+    }
+
+    /// The device of the stored notification `id`, if it is stored and has one.
+    func notificationDevice(_ id: String) throws -> String? {
+        let reader = StoreReader(store: store, txn: txn)
+        guard let seq = try reader.seq(forID: id), let stored = try reader.event(seq: seq), stored.type == .notification
+        else { return nil }
+        return try stored.decode().device
     }
 
     /// Whether two raw events are equal as JSON values.

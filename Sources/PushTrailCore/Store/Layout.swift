@@ -20,6 +20,9 @@ public enum Layout {
         case refs
         /// SHA-256(device)[0..<16] → events sent to or from that device.
         case devices
+        /// SHA-256(device)[0..<16] → 410 deliveries (Unregistered, ExpiredToken) for
+        /// that device: the delivery's own `device`, else its notification's.
+        case unregistered
     }
 
     static let metaFormatKey = Array("format".utf8)
@@ -60,15 +63,27 @@ public enum Layout {
     }
 
     /// Every index entry an event is filed under; the one definition both `append` and
-    /// `verify` use.
-    static func indexEntries(of event: Event, seq: UInt64) -> [(Index, [UInt8])] {
+    /// `verify` use. `notificationDevice` answers the device of a stored notification,
+    /// needed only for a 410 delivery that names no device of its own.
+    static func indexEntries(
+        of event: Event, seq: UInt64, notificationDevice: (String) throws -> String?
+    ) rethrows -> [(Index, [UInt8])] {
         var entries: [(Index, [UInt8])] = [(.time, timeKey), (.users, Array(event.user.utf8))]
         if let task = event.taskID { entries.append((.tasks, taskKey(task))) }
         if let thread = event.threadID { entries.append((.threads, Array(thread.utf8))) }
         if let ref = event.referencedNotificationID { entries.append((.refs, Array(ref.utf8))) }
         if let device = event.device { entries.append((.devices, deviceKey(device))) }
+        if let d = event.delivery, Layout.isUnregistration(d),
+            let device = try event.device ?? notificationDevice(d.notificationID)
+        {
+            entries.append((.unregistered, deviceKey(device)))
+        }
         return entries
     }
+
+    /// A delivery that marks its device token as gone (SPEC §6: a 410, Unregistered or
+    /// ExpiredToken).
+    public static func isUnregistration(_ d: Delivery) -> Bool { d.status == 410 }
 
     /// The event value: header (type, recorded_at, at, hash) then the raw line.
     static func eventValue(type: EventType, recordedAt: Timestamp, at: Timestamp, hash: [UInt8], raw: UnsafeRawBufferPointer) -> [UInt8] {

@@ -84,7 +84,7 @@ struct Verifier {
                     return
                 }
                 let position = Layout.position(event.at, seq)
-                for (index, indexKey) in Layout.indexEntries(of: event, seq: seq) {
+                for (index, indexKey) in try Layout.indexEntries(of: event, seq: seq, notificationDevice: notificationDevice) {
                     expected.add(index.rawValue, indexKey, position)
                 }
                 expected.add("ids", event.identityKey, Layout.bigEndian(seq))
@@ -121,6 +121,14 @@ struct Verifier {
         return report
     }
 
+    /// The device of the stored notification `id` (for 410 deliveries without one).
+    private func notificationDevice(_ id: String) throws -> String? {
+        guard let seq = try reader.seq(forID: id), let stored = try reader.event(seq: seq), stored.type == .notification,
+            let event = try? stored.decode()
+        else { return nil }
+        return event.device
+    }
+
     private func scan(_ db: Database, name: String, into digest: inout IndexDigest) throws {
         try reader.txn.withCursor(db) { cursor in
             var entry = try cursor.first()
@@ -145,7 +153,8 @@ struct Verifier {
                 let got = try store.ids.get(event.identityKey, in: reader.txn)
                 if got.map(Array.init) != Layout.bigEndian(stored.seq) { worst = stored.seq }
             } else {
-                for (index, key) in Layout.indexEntries(of: event, seq: stored.seq) where index.rawValue == name {
+                for (index, key) in try Layout.indexEntries(of: event, seq: stored.seq, notificationDevice: notificationDevice)
+                where index.rawValue == name {
                     let present = try reader.txn.withCursor(store.indexes[index]!) { cursor in
                         try key.withUnsafeBytes { k in
                             try position.withUnsafeBytes { v in try cursor.seek(k, value: v) }
@@ -168,7 +177,7 @@ struct Verifier {
                         ok = event.identityKey.elementsEqual(key)
                     } else {
                         let position = Layout.position(event.at, seq)
-                        ok = position.elementsEqual(value) && Layout.indexEntries(of: event, seq: seq).contains {
+                        ok = try position.elementsEqual(value) && Layout.indexEntries(of: event, seq: seq, notificationDevice: notificationDevice).contains {
                             $0.0.rawValue == name && $0.1.elementsEqual(key)
                         }
                     }
