@@ -110,13 +110,13 @@ public struct EventDecoder: Sendable {
             throw InvalidEvent("notification has no \"payload\"")
         }
         guard json.kind(payload) == .object else {
-            throw InvalidEvent("\"payload\" must be an object, not a \(name(json.kind(payload)))")
+            throw InvalidEvent("\"payload\" must be an object, not \(article(json.kind(payload)))")
         }
         guard let aps = json.member(payload, "aps") else {
             throw InvalidEvent("\"payload\" has no \"aps\" object")
         }
         guard json.kind(aps) == .object else {
-            throw InvalidEvent("\"payload.aps\" must be an object, not a \(name(json.kind(aps)))")
+            throw InvalidEvent("\"payload.aps\" must be an object, not \(article(json.kind(aps)))")
         }
         let topic = try optionalString(json, root, "topic", bytes: 1...255)
         _ = try optionalString(json, root, "platform")
@@ -133,7 +133,7 @@ public struct EventDecoder: Sendable {
                 subtitle = try optionalString(json, alert, "subtitle", path: "payload.aps.alert.")
                 body = try optionalString(json, alert, "body", path: "payload.aps.alert.")
             default:
-                throw InvalidEvent("\"payload.aps.alert\" must be a string or an object, not a \(name(json.kind(alert)))")
+                throw InvalidEvent("\"payload.aps.alert\" must be a string or an object, not \(article(json.kind(alert)))")
             }
         }
         var taskID: Int64?
@@ -204,7 +204,7 @@ public struct EventDecoder: Sendable {
         var changes: [(key: String, value: FieldValue)] = []
         if let c = json.member(root, "changes") {
             guard json.kind(c) == .object else {
-                throw InvalidEvent("\"changes\" must be an object, not a \(name(json.kind(c)))")
+                throw InvalidEvent("\"changes\" must be an object, not \(article(json.kind(c)))")
             }
             for (k, v) in json.members(c) {
                 changes.append((json.string(k) ?? "", fieldValue(json, v)))
@@ -269,6 +269,15 @@ public struct EventDecoder: Sendable {
         case .number: "number"
         case .bool: "boolean"
         case .null: "null"
+        }
+    }
+
+    /// The kind with its article: "an object", "a string", "null".
+    static func article(_ kind: JSONNode.Kind) -> String {
+        switch kind {
+        case .object, .array: "an \(name(kind))"
+        case .null: "null"
+        default: "a \(name(kind))"
         }
     }
 

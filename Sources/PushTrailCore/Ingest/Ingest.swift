@@ -170,13 +170,15 @@ public final class Ingest {
         Rejection(
             source: pending.source, line: pending.line,
             reason: "id \"\(EventDecoder.shown(pending.event.id))\" is already stored as seq \(seq) with different content (a conflict); give this event a new id",
-            raw: pending.raw, isConflict: true, ordinal: pending.ordinal)
+            raw: pending.hadCarriageReturn ? pending.raw + [0x0D] : pending.raw, isConflict: true, ordinal: pending.ordinal)
     }
 
     // MARK: - Strict (all or nothing)
 
     private struct StrictStop: Error {
         let rejection: Rejection
+        /// Lines read before the stop.
+        var read = 0
     }
 
     private func runStrict() throws -> IngestSummary {
@@ -203,7 +205,9 @@ public final class Ingest {
                     var batch: [PendingEvent] = []
                     func flush() throws {
                         for (pending, outcome) in zip(batch, try writer.append(batch)) {
-                            if case .conflict(let seq) = outcome { throw StrictStop(rejection: Ingest.conflict(pending, seq)) }
+                            if case .conflict(let seq) = outcome {
+                                throw StrictStop(rejection: Ingest.conflict(pending, seq), read: summary.read)
+                            }
                             tally(outcome, pending, into: &summary)
                         }
                         batch.removeAll(keepingCapacity: true)
@@ -214,7 +218,7 @@ public final class Ingest {
                         summary.read += 1
                         switch Ingest.decode(line, source: source.name, decoder: &decoder) {
                         case .success(let pending): batch.append(pending)
-                        case .failure(let rejection): throw StrictStop(rejection: rejection)
+                        case .failure(let rejection): throw StrictStop(rejection: rejection, read: summary.read)
                         }
                         if batch.count >= options.batchEvents { try flush() }
                     }
@@ -225,6 +229,7 @@ public final class Ingest {
             }
         } catch let stop as StrictStop {
             var summary = IngestSummary()
+            summary.read = stop.read
             report(stop.rejection, into: &summary)
             return summary
         }
@@ -272,6 +277,7 @@ public final class Ingest {
             let event = try decoder.decode(content)
             var pending = PendingEvent(event: event, raw: Array(content), source: source, line: line.number)
             pending.ordinal = ordinal
+            pending.hadCarriageReturn = line.bytes.last == 0x0D
             return .success(pending)
         } catch {
             return .failure(Rejection(

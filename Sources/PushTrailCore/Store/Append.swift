@@ -8,6 +8,8 @@ public struct PendingEvent: Sendable {
     public var line: Int
     /// Its place in the whole input, for reporting in order.
     var ordinal = 0
+    /// The input line ended in `\r\n`: `raw` lacks the `\r` that `--rejects` must keep.
+    var hadCarriageReturn = false
 
     public init(event: Event, raw: [UInt8], source: String = "-", line: Int = 0) {
         self.event = event
@@ -90,7 +92,8 @@ public final class StoreWriter {
                 throw StoreError.damaged(seq: seq, detail: "its id is indexed but the event is missing")
             }
             let stored = UnsafeRawBufferPointer(rebasing: value[Layout.eventHeaderSize...])
-            return try sameJSON(stored, pending.raw) ? .duplicate(seq) : .conflict(seq)
+            return try sameJSON(stored, pending.raw, caseInsensitiveID: event.type == .notification)
+                ? .duplicate(seq) : .conflict(seq)
         }
         let seq = head.seq + 1
         var value = pending.raw.withUnsafeBytes {
@@ -132,18 +135,36 @@ public final class StoreWriter {
         return try stored.decode().device
     }
 
-    /// Whether two raw events are equal as JSON values.
-    private func sameJSON(_ stored: UnsafeRawBufferPointer, _ new: [UInt8]) throws -> Bool {
+    /// Whether two raw events are equal as JSON values; a notification's `id` (an
+    /// APNs UUID) compares case-insensitively.
+    private func sameJSON(_ stored: UnsafeRawBufferPointer, _ new: [UInt8], caseInsensitiveID: Bool) throws -> Bool {
         do {
             try storedTape.parse(stored)
         } catch {
             return false
         }
-        return try new.withUnsafeBytes { newBytes in
+        return new.withUnsafeBytes { newBytes in
             do { try newTape.parse(newBytes) } catch { return false }
             return storedTape.nodes.withUnsafeBufferPointer { a in
                 newTape.nodes.withUnsafeBufferPointer { b in
-                    JSONView.equal(JSONView(nodes: a, bytes: stored), 0, JSONView(nodes: b, bytes: newBytes), 0)
+                    let old = JSONView(nodes: a, bytes: stored)
+                    let new = JSONView(nodes: b, bytes: newBytes)
+                    guard caseInsensitiveID, old.kind(0) == .object, new.kind(0) == .object else {
+                        return JSONView.equal(old, 0, new, 0)
+                    }
+                    let oldMembers = old.members(0)
+                    let newMembers = new.members(0)
+                    guard oldMembers.count == newMembers.count else { return false }
+                    for (k, v) in oldMembers {
+                        let name = old.string(k)
+                        guard let (_, w) = newMembers.first(where: { new.string($0.key) == name }) else { return false }
+                        if name == "id", let x = old.string(v), let y = new.string(w) {
+                            if x.lowercased() != y.lowercased() { return false }
+                        } else if !JSONView.equal(old, v, new, w) {
+                            return false
+                        }
+                    }
+                    return true
                 }
             }
         }
