@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A task in flight. When its thread has run its course (or it is completed or deleted) a
@@ -37,17 +37,19 @@ struct Residence {
 /// it happens. Only per-task, per-user and per-residence records and the pending queue are
 /// kept.
 struct Generator {
-    // Tuning. Chosen so the stream is ~45% notifications, ~35% deliveries, ~20% actions.
     static let maxDevices = 3
-    /// Mean time between a task's steps: 14 h, shortened when there are few tasks for
-    /// many events so that a run spans about a year at most.
-    private let stepGapMean: Double
+    // Shares chosen so a stream is ~45% notifications, ~35% deliveries, ~20% actions.
     static let deliveryShare = 0.78
     static let responseShare = 0.36
     static let failedShare = 0.03
+    /// Deliveries, opens and dismisses written a few lines late.
     static let deferShare = 0.02
+    /// Deliveries written just before the notification they answer.
     static let earlyDeliveryShare = 0.012
 
+    /// Mean time between a task's steps: 14 h, shortened when there are few tasks for
+    /// many events so that a run spans about a year at most.
+    private let stepGapMean: Double
     private let rate: Double
     private let target: Int
     private var rng: Xoshiro256
@@ -65,12 +67,12 @@ struct Generator {
     private var homeNames: [TextPool.Ref] = []
     private var notes: [TextPool.Ref] = []
 
-    private var tasks: [TaskSlot] = []
-    private var users: [UserRecord] = []
-    private var deviceGeneration: [UInt16] = []
+    private var tasks = Table<TaskSlot>([])
+    private var users = Table<UserRecord>([])
+    private var deviceGeneration = Table<UInt16>([])
     /// -1: healthy. n >= 0: APNs said 410 and n more sends go out before the token is replaced.
-    private var deviceDead: [Int8] = []
-    private var residences: [Residence] = []
+    private var deviceDead = Table<Int8>([])
+    private var residences = Table<Residence>([])
     /// Per device: a length byte and the written `user`/`device` fields.
     private var fragments: UnsafeMutablePointer<UInt8>
     private static let fragmentStride = 128
@@ -102,7 +104,7 @@ struct Generator {
         let taskCount = options.taskCount
         let year = 365.0 * 86_400_000
         stepGapMean = min(14.0 * 3_600_000, max(60_000, 4.0 * Double(taskCount) * year / Double(max(1, target))))
-        queue = PendingQueue(capacity: taskCount + 1024)
+        queue = PendingQueue(capacity: taskCount + 1024, origin: options.start)
 
         for name in Vocabulary.firstNames {
             firstNames.append(pool.add(name))
@@ -125,37 +127,43 @@ struct Generator {
         fragments = calloc(max(1, fragmentBytes), 1)!.bindMemory(to: UInt8.self, capacity: max(1, fragmentBytes))
 
         buildPeople(count: options.userCount)
-        tasks.reserveCapacity(taskCount)
+        var initial: [TaskSlot] = []
+        initial.reserveCapacity(taskCount)
+        for _ in 0..<taskCount { initial.append(newTask(at: options.start)) }
+        tasks = Table(initial)
         for slot in 0..<taskCount {
-            tasks.append(newTask(at: options.start))
             let first = options.start + rng.below(Int(stepGapMean * 1.2))
             schedule(Pending(time: first, taskId: tasks[slot].id, slot: Int32(slot), kind: .step))
         }
     }
 
     private mutating func buildPeople(count: Int) {
-        users.reserveCapacity(count)
+        var people: [UserRecord] = []
+        people.reserveCapacity(count)
         for _ in 0..<count {
             let roll = rng.below(100)
             let devices: UInt8 = roll < 70 ? 1 : roll < 95 ? 2 : 3
-            users.append(
+            people.append(
                 UserRecord(
                     name: Int16(rng.below(firstNames.count)), devices: devices, premium: !rng.chance(0.2)))
         }
-        deviceGeneration = Array(repeating: 0, count: count * Self.maxDevices)
-        deviceDead = Array(repeating: -1, count: count * Self.maxDevices)
+        users = Table(people)
+        deviceGeneration = Table(repeating: 0, count: count * Self.maxDevices)
+        deviceDead = Table(repeating: -1, count: count * Self.maxDevices)
+        var homes: [Residence] = []
         // Households of 1-3 consecutive users, each with one or two homes.
         var first = 0
         while first < count {
             let roll = rng.below(100)
             let size = min(count - first, roll < 50 ? 1 : roll < 90 ? 2 : 3)
-            let homes = rng.chance(0.35) ? 2 : 1
-            for _ in 0..<homes {
-                residences.append(
+            let owned = rng.chance(0.35) ? 2 : 1
+            for _ in 0..<owned {
+                homes.append(
                     Residence(firstUser: Int32(first), members: UInt8(size), name: Int32(rng.below(homeNames.count))))
             }
             first += size
         }
+        residences = Table(homes)
     }
 
     private mutating func newTask(at time: Int) -> TaskSlot {
@@ -238,9 +246,17 @@ struct Generator {
         } else {
             switch task.state {
             case .active:
-                if rng.chance(0.55) { sendToMembers(slot: slot, time: now, actor: -1) } else { inApp(slot: slot, time: now) }
+                if rng.chance(0.55) {
+                    sendToMembers(slot: slot, time: now, actor: -1)
+                } else {
+                    inApp(slot: slot, time: now)
+                }
             case .inProgress:
-                if rng.chance(0.45) { sendToMembers(slot: slot, time: now, actor: -1) } else { inApp(slot: slot, time: now) }
+                if rng.chance(0.45) {
+                    sendToMembers(slot: slot, time: now, actor: -1)
+                } else {
+                    inApp(slot: slot, time: now)
+                }
             case .cancelled:
                 if !rng.chance(0.15) { inApp(slot: slot, time: now) }
             case .completed, .deleted:

@@ -94,7 +94,8 @@ struct Options {
                 let text = try value()
                 guard let ms = CivilCalendar.parseTimestamp(text) else {
                     throw UsageError(
-                        message: "--start must be RFC 3339 (2026-01-01T00:00:00Z) or a date (2026-01-01), got '\(text)'")
+                        message: "--start must be RFC 3339 (2026-01-01T00:00:00Z) or a date (2026-01-01), got '\(text)'"
+                    )
                 }
                 options.start = ms
                 options.startText = text

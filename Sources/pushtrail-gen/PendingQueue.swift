@@ -30,84 +30,58 @@ struct Pending {
     var flag: UInt8 = 0
 }
 
-/// A 4-ary min-heap on (time, order) of 16-byte nodes pointing into a slab of items: items
-/// come out in simulated-time order, ties in the order they were scheduled, so the run is
-/// deterministic; the small nodes keep the sifts in cache.
+/// A radix heap on the items' times: simulated time only moves forward (everything is
+/// scheduled at or after the item being handled), so a monotone queue suffices. Pushes are
+/// O(1) appends and pops move items between at most 65 arrays sequentially, which stays
+/// cache-friendly with hundreds of thousands of items in flight. Items with equal times
+/// come out in a fixed order, so the run is deterministic.
 struct PendingQueue {
-    private struct Node {
-        var time: Int
-        var order: UInt32
-        var ref: Int32
+    private var buckets: [[Pending]]
+    private var last: Int
+    private(set) var count = 0
+
+    init(capacity: Int, origin: Int) {
+        buckets = Array(repeating: [], count: 65)
+        buckets[64].reserveCapacity(capacity)
+        last = origin
     }
 
-    private var nodes: [Node] = []
-    private var slab: [Pending] = []
-    private var free: [Int32] = []
-    private var order: UInt32 = 0
-
-    init(capacity: Int) {
-        nodes.reserveCapacity(capacity)
-        slab.reserveCapacity(capacity)
-    }
+    var isEmpty: Bool { count == 0 }
 
     @inline(__always)
-    private static func precedes(_ a: Node, _ b: Node) -> Bool {
-        a.time < b.time || (a.time == b.time && a.order < b.order)
+    private func bucket(for time: Int) -> Int {
+        let difference = UInt64(bitPattern: Int64(time ^ last))
+        return difference == 0 ? 0 : 64 - difference.leadingZeroBitCount
     }
 
     mutating func push(_ item: Pending) {
-        let ref: Int32
-        if let reused = free.popLast() {
-            ref = reused
-            slab[Int(reused)] = item
-        } else {
-            ref = Int32(slab.count)
-            slab.append(item)
-        }
-        order &+= 1
-        nodes.append(Node(time: item.time, order: order, ref: ref))
-        nodes.withUnsafeMutableBufferPointer { heap in
-            var child = heap.count - 1
-            let moving = heap[child]
-            while child > 0 {
-                let parent = (child - 1) >> 2
-                if !Self.precedes(moving, heap[parent]) { break }
-                heap[child] = heap[parent]
-                child = parent
-            }
-            heap[child] = moving
-        }
+        var item = item
+        if item.time < last { item.time = last }
+        buckets[bucket(for: item.time)].append(item)
+        count += 1
     }
 
     mutating func pop() -> Pending? {
-        guard let last = nodes.popLast() else { return nil }
-        let top: Node
-        if nodes.isEmpty {
-            top = last
-        } else {
-            top = nodes.withUnsafeMutableBufferPointer { heap in
-                let top = heap[0]
-                let count = heap.count
-                var parent = 0
-                while true {
-                    let first = 4 * parent + 1
-                    if first >= count { break }
-                    var best = first
-                    let end = min(first + 4, count)
-                    var child = first + 1
-                    while child < end {
-                        if Self.precedes(heap[child], heap[best]) { best = child }
-                        child += 1
-                    }
-                    if !Self.precedes(heap[best], last) { break }
-                    heap[parent] = heap[best]
-                    parent = best
-                }
-                heap[parent] = last
-                return top
+        guard count > 0 else { return nil }
+        if buckets[0].isEmpty {
+            var index = 1
+            while buckets[index].isEmpty { index += 1 }
+            var moving: [Pending] = []
+            swap(&moving, &buckets[index])
+            var smallest = Int.max
+            for item in moving where item.time < smallest { smallest = item.time }
+            last = smallest
+            for item in moving {
+                buckets[bucket(for: item.time)].append(item)
+            }
+            // Keep small buffers for reuse; give large ones back so that the peak sizes of
+            // all 65 buckets do not add up.
+            if moving.capacity <= 4096 {
+                moving.removeAll(keepingCapacity: true)
+                swap(&moving, &buckets[index])
             }
         }
-        free.append(top.ref)
-        return slab[Int(top.ref)]
+        count -= 1
+        return buckets[0].popLast()
     }
 }

@@ -40,7 +40,8 @@ enum Category: UInt8, CaseIterable {
     /// The buttons it offers, as a mask of `ActionKind` bits.
     var offered: UInt8 {
         switch self {
-        case .actionable: return ActionKind.edit.bit | ActionKind.complete.bit | ActionKind.cancel.bit
+        case .actionable:
+            return ActionKind.edit.bit | ActionKind.complete.bit | ActionKind.cancel.bit
                 | ActionKind.markInProgress.bit
         case .inProgress: return ActionKind.edit.bit | ActionKind.complete.bit | ActionKind.cancel.bit
         case .cancelled: return ActionKind.uncancel.bit | ActionKind.delete.bit
