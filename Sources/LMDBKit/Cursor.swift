@@ -39,7 +39,11 @@ public struct Cursor {
     public func nextKey() throws -> Entry? { try move(MDB_NEXT_NODUP) }
     public func previousKey() throws -> Entry? { try move(MDB_PREV_NODUP) }
     /// With `duplicateFixed`: up to a page of packed values from the current position.
-    public func multiple() throws -> Entry? { try move(MDB_GET_MULTIPLE) }
+    public func multiple() throws -> Entry? {
+        // LMDB keeps a key's only value inline and then fills in nothing: return it.
+        guard let entry = try move(MDB_GET_MULTIPLE) else { return nil }
+        return entry.value.baseAddress == nil ? try current() : entry
+    }
     /// With `duplicateFixed`: the next page of packed values of the current key.
     public func nextMultiple() throws -> Entry? { try move(MDB_NEXT_MULTIPLE) }
 
@@ -55,7 +59,7 @@ public struct Cursor {
         var k = MDB_val(key)
         var v = MDB_val(value)
         let rc = mdb_cursor_put(handle, &k, &v, flags.rawValue)
-        if rc == MDB_KEYEXIST { return false }
+        if rc == MDB_KEYEXIST, !flags.isDisjoint(with: [.noOverwrite, .noDuplicateData]) { return false }
         try check(rc, "mdb_cursor_put")
         return true
     }

@@ -61,7 +61,7 @@ public struct Database: Sendable {
     }
 
     /// Stores `value` at `key`. Returns false when `noOverwrite`/`noDuplicateData` found
-    /// it already there.
+    /// it already there; an `append` out of order throws.
     @discardableResult
     public func put(
         _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: PutFlags = [],
@@ -70,7 +70,9 @@ public struct Database: Sendable {
         var k = MDB_val(key)
         var v = MDB_val(value)
         let rc = mdb_put(txn.handle, dbi, &k, &v, flags.rawValue)
-        if rc == MDB_KEYEXIST { return false }
+        // "Already there" only where the caller asked not to overwrite; with .append an
+        // out-of-order key is an error, never a silent no-op.
+        if rc == MDB_KEYEXIST, !flags.isDisjoint(with: [.noOverwrite, .noDuplicateData]) { return false }
         try check(rc, "mdb_put")
         return true
     }

@@ -48,6 +48,10 @@ enum IngestCommand: Command {
         let store = try context.openStore(arguments, create: true)
         var options = IngestOptions()
         options.strict = arguments.flag("strict")
+        if let n = context.environment["PUSHTRAIL_BATCH_EVENTS"].flatMap(Int.init), n > 0 {
+            options.batchEvents = n
+            options.batchBytes = max(options.batchBytes, n * 1024)
+        }
         let ingest = Ingest(store: store, sources: sources, options: options, clock: context.clock)
         let progress = ProgressLine(context.stderr, enabled: !arguments.flag("quiet") && !arguments.flag("json"))
         let started = WallClock.now()

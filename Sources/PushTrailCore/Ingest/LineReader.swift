@@ -44,7 +44,9 @@ public final class LineReader {
         var dropped = false
         func finish(_ tail: ArraySlice<UInt8>) -> InputLine {
             lineNumber += 1
-            guard var head = long else { return InputLine(bytes: Array(tail), number: lineNumber, truncated: false) }
+            guard var head = long else {
+                return InputLine(bytes: Array(tail.prefix(maxKept)), number: lineNumber, truncated: tail.count > maxKept)
+            }
             let room = max(0, maxKept - head.count)
             if tail.count > room { dropped = true }
             head += tail.prefix(room)

@@ -97,7 +97,7 @@ final class StreamingAuditContext: AuditContext {
     /// Learns from an event the pass has just analysed.
     func observe(_ loaded: LoadedEvent) {
         guard let d = loaded.event.delivery, Layout.isUnregistration(d),
-            let device = loaded.event.device ?? notification(d.notificationID)?.device,
+            let device = notification(d.notificationID)?.device ?? loaded.event.device,
             unregistered[device] == nil
         else { return }
         unregistered[device] = Unregistration(

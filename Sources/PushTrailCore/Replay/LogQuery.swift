@@ -38,23 +38,22 @@ extension StoreReader {
         }
         if query.taskID != nil || query.user != nil {
             let driver: LogMatcher.Driver = query.taskID != nil ? .task : .user
-            var positions: [Position]
+            var seqs: [UInt64]
             if let task = query.taskID {
-                positions = try self.positions(.tasks, key: Layout.taskKey(task))
+                seqs = try self.seqs(.tasks, key: Layout.taskKey(task))
                 // The deliveries for the task's notifications belong to it too.
-                var extra: [Position] = []
-                for p in positions {
-                    guard let stored = try event(seq: p.seq), stored.type == .notification else { continue }
-                    extra += try self.positions(.refs, key: try stored.decode().identityKey)
+                var extra: [UInt64] = []
+                for seq in seqs {
+                    guard let stored = try event(seq: seq), stored.type == .notification else { continue }
+                    extra += try self.seqs(.refs, key: try stored.decode().identityKey)
                 }
-                positions = Array(Set(positions + extra)).sorted()
+                seqs = Array(Set(seqs + extra))
             } else {
-                positions = try self.positions(.users, key: Array(query.user!.utf8))
+                seqs = try self.seqs(.users, key: Array(query.user!.utf8))
             }
-            if reverse { positions.reverse() }
-            for p in positions where matcher.inRange(p) {
-                guard let stored = try event(seq: p.seq) else { continue }
-                let loaded = LoadedEvent(stored: stored, event: try stored.decode())
+            var events = try load(seqs: seqs, horizon: nil)
+            if reverse { events.reverse() }
+            for loaded in events where matcher.inRange(loaded.position) {
                 if try matcher.matches(loaded, drivenBy: driver), try !body(loaded) { return }
             }
             return

@@ -55,25 +55,34 @@ extension StoreReader {
         return out
     }
 
+    /// Loads the events `seqs`, visible from `horizon`, in timeline order.
+    public func load(seqs: [UInt64], horizon: Horizon?) throws -> [LoadedEvent] {
+        var out: [LoadedEvent] = []
+        out.reserveCapacity(seqs.count)
+        for seq in seqs {
+            guard let stored = try event(seq: seq) else {
+                throw StoreError.damaged(seq: seq, detail: "an index names it but it is not stored")
+            }
+            guard horizon?.includes(stored.position) ?? true else { continue }
+            out.append(LoadedEvent(stored: stored, event: try stored.decode()))
+        }
+        return out.sorted { $0.position < $1.position }
+    }
+
     /// The notifications and actions of a task, in timeline order.
     public func taskEvents(_ taskID: Int64, horizon: Horizon?) throws -> [LoadedEvent] {
-        try load(positions(.tasks, key: Layout.taskKey(taskID)), horizon: horizon)
+        try load(seqs: seqs(.tasks, key: Layout.taskKey(taskID)), horizon: horizon)
     }
 
     /// The members of thread `threadID` (SPEC §4): its notifications, the actions that
     /// name it, and the actions and deliveries that refer to its notifications.
     public func threadEvents(_ threadID: String, horizon: Horizon?) throws -> [LoadedEvent] {
-        var positions = Set(try self.positions(.threads, key: Array(threadID.utf8)))
-        var members = try load(positions.sorted(), horizon: horizon)
-        for notification in members where notification.event.type == .notification {
-            for p in try self.positions(.refs, key: notification.event.identityKey) where !positions.contains(p) {
-                positions.insert(p)
-                if horizon?.includes(p) ?? true, let stored = try event(seq: p.seq) {
-                    members.append(LoadedEvent(stored: stored, event: try stored.decode()))
-                }
-            }
+        let direct = try seqs(.threads, key: Array(threadID.utf8))
+        var all = Set(direct)
+        for notification in try load(seqs: direct, horizon: horizon) where notification.event.type == .notification {
+            all.formUnion(try seqs(.refs, key: notification.event.identityKey))
         }
-        return members.sorted { $0.position < $1.position }
+        return try load(seqs: Array(all), horizon: horizon)
     }
 
     /// The task rebuilt as of `horizon`, with its history and each step's findings;
@@ -162,7 +171,7 @@ public final class IndexedAuditContext: AuditContext {
 
     /// The 410 answers filed under `device`, oldest first.
     private func collect(_ device: String) throws -> [Unregistration] {
-        try reader.load(reader.positions(.unregistered, key: Layout.deviceKey(device)), horizon: horizon).compactMap { loaded in
+        try reader.load(seqs: reader.seqs(.unregistered, key: Layout.deviceKey(device)), horizon: horizon).compactMap { loaded in
             guard let d = loaded.event.delivery, Layout.isUnregistration(d) else { return nil }
             return Unregistration(deliveryID: loaded.event.id, seq: loaded.seq, at: loaded.event.at, reason: d.reason ?? "Unregistered")
         }

@@ -61,6 +61,8 @@ public final class StoreWriter {
     private var counts: [UInt64]
     private var storedTape = JSONTape()
     private var newTape = JSONTape()
+    /// The greatest position in the `time` index.
+    private var lastTime: [UInt8]?
 
     init(store: Store, txn: Transaction, clock: @escaping () -> Timestamp) throws {
         self.store = store
@@ -70,6 +72,10 @@ public final class StoreWriter {
         head = try reader.head()
         let c = try reader.counts()
         counts = EventType.allCases.map { UInt64(c[$0] ?? 0) }
+        try reader.forEachPosition(reverse: true) { last in
+            lastTime = Layout.position(last.at, last.seq)
+            return false
+        }
     }
 
     /// Appends each event, or classifies it as a duplicate or conflict.
@@ -107,19 +113,28 @@ public final class StoreWriter {
         let seqKey = Layout.bigEndian(seq)
         try store.events.put(seqKey, value, flags: .append, in: txn)
         try store.ids.put(idKey, seqKey, in: txn)
-        let position = Layout.position(event.at, seq)
         for (index, key) in try Layout.indexEntries(of: event, seq: seq, notificationDevice: notificationDevice) {
-            try store.indexes[index]!.put(key, position, in: txn)
+            let value = Layout.indexValue(index, event.at, seq)
+            // Seqs only grow: append. In `time`, append while events come in time order.
+            var flags: PutFlags = .appendDuplicate
+            if index == .time {
+                if let last = lastTime, value.lexicographicallyPrecedes(last) { flags = [] } else { lastTime = value }
+            }
+            try store.indexes[index]!.put(key, value, flags: flags, in: txn)
         }
-        // A notification arriving after its 410 deliveries files them under its device.
+        // A notification arriving after its 410 deliveries re-files them under its device.
         if let device = event.device, event.type == .notification {
             let reader = StoreReader(store: store, txn: txn)
-            for p in try reader.positions(.refs, key: idKey) {
-                guard let stored = try reader.event(seq: p.seq), stored.type == .delivery,
-                    let d = try? stored.decode(), let delivery = d.delivery,
-                    Layout.isUnregistration(delivery), d.device == nil
+            let unregistered = store.indexes[.unregistered]!
+            for refSeq in try reader.seqs(.refs, key: idKey) {
+                guard let stored = try reader.event(seq: refSeq), stored.type == .delivery,
+                    let d = try? stored.decode(), let delivery = d.delivery, Layout.isUnregistration(delivery)
                 else { continue }
-                try store.indexes[.unregistered]!.put(Layout.deviceKey(device), Layout.position(p.at, p.seq), in: txn)
+                let value = Layout.bigEndian(refSeq)
+                if let own = d.device, own != device {
+                    try unregistered.delete(Layout.deviceKey(own), value: value, in: txn)
+                }
+                try unregistered.put(Layout.deviceKey(device), value, flags: .noDuplicateData, in: txn)
             }
         }
         head = ChainHead(seq: seq, hash: hash)
@@ -156,10 +171,11 @@ public final class StoreWriter {
                     let newMembers = new.members(0)
                     guard oldMembers.count == newMembers.count else { return false }
                     for (k, v) in oldMembers {
-                        let name = old.string(k)
-                        guard let (_, w) = newMembers.first(where: { new.string($0.key) == name }) else { return false }
-                        if name == "id", let x = old.string(v), let y = new.string(w) {
-                            if x.lowercased() != y.lowercased() { return false }
+                        guard let (_, w) = newMembers.first(where: {
+                            JSONText.stringsEqual(old.nodes[k], in: stored, new.nodes[$0.key], in: newBytes)
+                        }) else { return false }
+                        if JSONText.equals(old.nodes[k], "id", in: stored), let x = old.string(v), let y = new.string(w) {
+                            if EventID.normalizedNotificationID(x) != EventID.normalizedNotificationID(y) { return false }
                         } else if !JSONView.equal(old, v, new, w) {
                             return false
                         }

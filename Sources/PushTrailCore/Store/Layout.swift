@@ -18,10 +18,9 @@ public enum Layout {
         case threads
         /// Notification id → the actions and deliveries that refer to it.
         case refs
-        /// SHA-256(device)[0..<16] → events sent to or from that device.
-        case devices
-        /// SHA-256(device)[0..<16] → 410 deliveries (Unregistered, ExpiredToken) for
-        /// that device: the delivery's own `device`, else its notification's.
+        /// SHA-256(device)[0..<16] → 410 deliveries (Unregistered, ExpiredToken) for a
+        /// notification to that device (the delivery's own `device` until its
+        /// notification is stored).
         case unregistered
     }
 
@@ -51,7 +50,14 @@ public enum Layout {
         Array(device.utf8).withUnsafeBytes { Array(SHA256.digest($0).prefix(16)) }
     }
 
-    /// The 16-byte value every index files an event under: (at, seq).
+    /// The value an index files an event under: the 16-byte position (at, seq) in
+    /// `time`, the 8-byte seq everywhere else. Seqs only grow, so every new value
+    /// sorts after its key's others and is appended (full pages, no search).
+    static func indexValue(_ index: Index, _ at: Timestamp, _ seq: UInt64) -> [UInt8] {
+        index == .time ? position(at, seq) : bigEndian(seq)
+    }
+
+    /// The 16-byte position (at, seq), the value of the `time` index.
     static func position(_ at: Timestamp, _ seq: UInt64) -> [UInt8] {
         bigEndian(orderedSigned(at.microseconds)) + bigEndian(seq)
     }
@@ -63,8 +69,9 @@ public enum Layout {
     }
 
     /// Every index entry an event is filed under; the one definition both `append` and
-    /// `verify` use. `notificationDevice` answers the device of a stored notification,
-    /// needed only for a 410 delivery that names no device of its own.
+    /// `verify` use. `notificationDevice` answers the device of a stored notification:
+    /// a 410 delivery is filed under its notification's device (SPEC §6), or its own
+    /// while the notification is not stored.
     static func indexEntries(
         of event: Event, seq: UInt64, notificationDevice: (String) throws -> String?
     ) rethrows -> [(Index, [UInt8])] {
@@ -72,9 +79,8 @@ public enum Layout {
         if let task = event.taskID { entries.append((.tasks, taskKey(task))) }
         if let thread = event.threadID { entries.append((.threads, Array(thread.utf8))) }
         if let ref = event.referencedNotificationID { entries.append((.refs, Array(ref.utf8))) }
-        if let device = event.device { entries.append((.devices, deviceKey(device))) }
         if let d = event.delivery, Layout.isUnregistration(d),
-            let device = try event.device ?? notificationDevice(d.notificationID)
+            let device = try notificationDevice(d.notificationID) ?? event.device
         {
             entries.append((.unregistered, deviceKey(device)))
         }

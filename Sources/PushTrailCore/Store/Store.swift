@@ -243,20 +243,21 @@ public struct StoreReader {
         return nil
     }
 
-    /// The positions filed under `key` in `index`, in timeline order.
-    public func positions(_ index: Layout.Index, key: [UInt8]) throws -> [Position] {
+    /// The seqs filed under `key` in `index` (not `time`), in seq order.
+    public func seqs(_ index: Layout.Index, key: [UInt8]) throws -> [UInt64] {
+        precondition(index != .time, "the time index holds positions")
         guard let db = store.indexes[index] else { return [] }
         return try txn.withCursor(db) { cursor in
-            var out: [Position] = []
+            var out: [UInt64] = []
             guard let (_, first) = try key.withUnsafeBytes({ try cursor.find($0) }) else { return out }
             // A key with one value keeps it inline, where MDB_GET_MULTIPLE finds nothing.
-            if try cursor.duplicateCount() == 1 { return [Layout.decodePosition(first)] }
+            if try cursor.duplicateCount() == 1 { return first.count == 8 ? [Layout.readBigEndian(first)] : [] }
             var page = try cursor.multiple()
             while let (_, values) = page {
                 var offset = 0
-                while offset + 16 <= values.count {
-                    out.append(Layout.decodePosition(UnsafeRawBufferPointer(rebasing: values[offset..<(offset + 16)])))
-                    offset += 16
+                while offset + 8 <= values.count {
+                    out.append(Layout.readBigEndian(values, at: offset))
+                    offset += 8
                 }
                 page = try cursor.nextMultiple()
             }
@@ -264,14 +265,28 @@ public struct StoreReader {
         }
     }
 
-    /// Calls `body` with every position in `index` under `key`, from the oldest (or
-    /// newest with `reverse`), until it returns false.
-    public func forEachPosition(
-        _ index: Layout.Index, key: [UInt8], reverse: Bool = false, _ body: (Position) throws -> Bool
-    ) throws {
-        guard let db = store.indexes[index] else { return }
+    /// The positions of the events filed under `key` in `index`, in timeline order.
+    public func positions(_ index: Layout.Index, key: [UInt8]) throws -> [Position] {
+        if index == .time {
+            var out: [Position] = []
+            try forEachPosition { out.append($0); return true }
+            return out
+        }
+        return try seqs(index, key: key).compactMap { seq in
+            try store.events.get(Layout.bigEndian(seq), in: txn).flatMap { value in
+                value.count > Layout.eventHeaderSize
+                    ? Position(at: Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9))), seq: seq)
+                    : nil
+            }
+        }.sorted()
+    }
+
+    /// Calls `body` with every position of the `time` index, from the oldest (or newest
+    /// with `reverse`), until it returns false.
+    public func forEachPosition(reverse: Bool = false, _ body: (Position) throws -> Bool) throws {
+        guard let db = store.indexes[.time] else { return }
         try txn.withCursor(db) { cursor in
-            let found = try key.withUnsafeBytes { try cursor.find($0) }
+            let found = try Layout.timeKey.withUnsafeBytes { try cursor.find($0) }
             guard found != nil else { return }
             var entry = reverse ? try cursor.lastDuplicate() : try cursor.firstDuplicate()
             while let (_, value) = entry {

@@ -83,9 +83,8 @@ struct Verifier {
                     broken = (seq, "event seq \(seq) header disagrees with its JSON")
                     return
                 }
-                let position = Layout.position(event.at, seq)
                 for (index, indexKey) in try Layout.indexEntries(of: event, seq: seq, notificationDevice: notificationDevice) {
-                    expected.add(index.rawValue, indexKey, position)
+                    expected.add(index.rawValue, indexKey, Layout.indexValue(index, event.at, seq))
                 }
                 expected.add("ids", event.identityKey, Layout.bigEndian(seq))
                 counts[Int(type.rawValue) - 1] += 1
@@ -148,17 +147,17 @@ struct Verifier {
         // Entries the events call for but the index lacks.
         try reader.forEachEvent { stored in
             let event = try decoder.decode(stored.raw)
-            let position = Layout.position(event.at, stored.seq)
             if name == "ids" {
                 let got = try store.ids.get(event.identityKey, in: reader.txn)
                 if got.map(Array.init) != Layout.bigEndian(stored.seq) { worst = stored.seq }
             } else {
                 for (index, key) in try Layout.indexEntries(of: event, seq: stored.seq, notificationDevice: notificationDevice)
                 where index.rawValue == name {
+                    let value = Layout.indexValue(index, event.at, stored.seq)
                     let present = try reader.txn.withCursor(store.indexes[index]!) { cursor in
                         try key.withUnsafeBytes { k in
-                            try position.withUnsafeBytes { v in try cursor.seek(k, value: v) }
-                        }.map { Array($0.value) == position } ?? false
+                            try value.withUnsafeBytes { v in try cursor.seek(k, value: v) }
+                        }.map { Array($0.value) == value } ?? false
                     }
                     if !present { worst = stored.seq }
                 }
@@ -170,15 +169,14 @@ struct Verifier {
         try reader.txn.withCursor(db) { cursor in
             var entry = try cursor.first()
             while let (key, value) = entry {
-                let seq: UInt64 = name == "ids" ? (value.count == 8 ? Layout.readBigEndian(value) : 0) : (value.count == 16 ? Layout.readBigEndian(value, at: 8) : 0)
+                let seq: UInt64 = value.count == 8 ? Layout.readBigEndian(value) : (value.count == 16 ? Layout.readBigEndian(value, at: 8) : 0)
                 var ok = false
                 if let stored = try reader.event(seq: seq), let event = try? decoder.decode(stored.raw) {
                     if name == "ids" {
                         ok = event.identityKey.elementsEqual(key)
                     } else {
-                        let position = Layout.position(event.at, seq)
-                        ok = try position.elementsEqual(value) && Layout.indexEntries(of: event, seq: seq, notificationDevice: notificationDevice).contains {
-                            $0.0.rawValue == name && $0.1.elementsEqual(key)
+                        ok = try Layout.indexEntries(of: event, seq: seq, notificationDevice: notificationDevice).contains {
+                            $0.0.rawValue == name && $0.1.elementsEqual(key) && Layout.indexValue($0.0, event.at, seq).elementsEqual(value)
                         }
                     }
                 }

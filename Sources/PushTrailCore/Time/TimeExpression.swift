@@ -30,7 +30,8 @@ public enum TimeExpression {
     public static func parse(_ text: String, now: Timestamp) throws(Invalid) -> Horizon {
         if text == "now" { return .time(now) }
         if text.hasPrefix("@") {
-            guard let n = UInt64(text.dropFirst()), text.count > 1, text.dropFirst().allSatisfy(\.isASCII) else {
+            let digits = text.dropFirst()
+            guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let n = UInt64(digits) else {
                 throw Invalid(text: text)
             }
             return .sequence(n)
@@ -52,6 +53,12 @@ public enum TimeExpression {
         }
         if let date = Timestamp.parseDate(text) { return .time(date) }
         if let t = Timestamp.parseRFC3339(Array(text.utf8)) { return .time(t) }
+        // People leave out the seconds: 2026-11-08T23:59Z.
+        var bytes = Array(text.utf8)
+        if bytes.count >= 17, bytes[13] == UInt8(ascii: ":"), bytes[16] != UInt8(ascii: ":") {
+            bytes.insert(contentsOf: Array(":00".utf8), at: 16)
+            if let t = Timestamp.parseRFC3339(bytes) { return .time(t) }
+        }
         throw Invalid(text: text)
     }
 

@@ -81,7 +81,7 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
             let second = digits(s, 17, 2)
         else { return nil }
         guard month >= 1, month <= 12, day >= 1, day <= daysInMonth(year, month),
-            hour <= 23, minute <= 59, second <= 59
+            hour <= 23, minute <= 59, second <= 60  // 60: a leap second, read as the next minute's :00
         else { return nil }
         var i = 19
         var micros: Int64 = 0

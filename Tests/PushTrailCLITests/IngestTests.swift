@@ -1,0 +1,370 @@
+import Foundation
+import Testing
+
+@Suite("ingest: duplicates, conflicts, --strict, --rejects, CRLF")
+struct IngestTests {
+    static let summaryKeys: Set<String> = ["read", "appended", "duplicates", "conflicts", "rejected", "first_seq", "last_seq"]
+
+    @Test("ingesting the sample file appends every event, and ingesting it again makes every line a duplicate")
+    func reingestIsAllDuplicates() throws {
+        let dir = try TempDir()
+        let sampleLines = try String(contentsOfFile: Samples.events, encoding: .utf8).split(separator: "\n").count
+
+        let first = CLI.run(store: dir.store, ["ingest", "--json", Samples.events])
+        #expect(first.status == 0, "\(first)")
+        let s1 = try first.json()
+        #expect(Set(s1.keys) == IngestTests.summaryKeys)
+        #expect(s1["read"]?.int == sampleLines)
+        #expect(s1["appended"]?.int == sampleLines)
+        #expect(s1["duplicates"]?.int == 0)
+        #expect(s1["conflicts"]?.int == 0)
+        #expect(s1["rejected"]?.int == 0)
+        #expect(s1["first_seq"]?.int == 1)
+        #expect(s1["last_seq"]?.int == sampleLines)
+        let headBefore = try CLI.head(dir.store)
+
+        let again = CLI.run(store: dir.store, ["ingest", "--json", Samples.events])
+        #expect(again.status == 0, "\(again)")
+        #expect(again.stderr.isEmpty)
+        let s2 = try again.json()
+        #expect(Set(s2.keys) == IngestTests.summaryKeys)
+        #expect(s2["read"]?.int == sampleLines)
+        #expect(s2["appended"]?.int == 0)
+        #expect(s2["duplicates"]?.int == sampleLines)
+        #expect(s2["conflicts"]?.int == 0)
+        #expect(s2["rejected"]?.int == 0)
+        #expect(s2["first_seq"]?.isNull == true)
+        #expect(s2["last_seq"]?.isNull == true)
+        #expect(try CLI.head(dir.store) == headBefore)
+    }
+
+    @Test("the text summary says what happened")
+    func textSummary() throws {
+        let dir = try TempDir()
+        let input = try dir.write("in.ndjson", lines: [Line.delivery("a"), Line.delivery("b"), "oops"])
+        let r = CLI.run(store: dir.store, ["ingest", input])
+        #expect(r.status == 65)
+        #expect(r.stdout == "appended 2 of 3 events (seq 1–2); 0 duplicates, 0 conflicts, 1 rejected\n", "\(r)")
+    }
+
+    @Test("the same id with different content is a conflict: exit 65, named on stderr, the stored event kept")
+    func conflict() throws {
+        let dir = try TempDir()
+        let original = Line.delivery("dlv-1", status: 200)
+        try dir.write("first.ndjson", lines: [original])
+        #expect(CLI.run(store: dir.store, ["ingest", dir.file("first.ndjson")]).status == 0)
+
+        let second = try dir.write(
+            "second.ndjson", lines: [Line.delivery("dlv-2"), Line.delivery("dlv-1", status: 410), Line.delivery("dlv-3")])
+        let r = CLI.run(store: dir.store, ["ingest", "--json", second])
+        #expect(r.status == 65, "\(r)")
+        #expect(r.stderrLines.count == 1)
+        let message = String(r.stderrLines.first ?? "")
+        #expect(message.hasPrefix("pushtrail: \(second):2: "), "\(message)")
+        #expect(message.contains("dlv-1"))
+        #expect(message.contains("conflict"))
+        let summary = try r.json()
+        #expect(summary["conflicts"]?.int == 1)
+        #expect(summary["rejected"]?.int == 0)
+        #expect(summary["appended"]?.int == 2)
+        #expect(try CLI.show(dir.store, "dlv-1")?["event"] == JSON.parse(original))
+        #expect(try CLI.show(dir.store, "dlv-3") != nil)
+    }
+
+    @Test("the same event with keys reordered, other spacing, escapes and number spelling is a duplicate")
+    func equalAsJSONValueIsDuplicate() throws {
+        let dir = try TempDir()
+        let original =
+            "{\"type\":\"delivery\",\"id\":\"d-1\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"u_ann\",\"notification_id\":\"n-1\",\"status\":200,\"meta\":{\"a\":1,\"b\":[1,2]},\"cost\":150}"
+        let reordered =
+            "{ \"meta\" : { \"b\" : [1, 2], \"a\" : 1 }, \"status\": 200, \"cost\": 1.50e2, \"notification_id\": \"n-1\", \"user\": \"u_\\u0061nn\", \"at\": \"2026-11-29T10:00:00Z\", \"id\": \"d-1\", \"type\": \"delivery\" }"
+        try dir.write("a.ndjson", lines: [original])
+        try dir.write("b.ndjson", lines: [reordered])
+        #expect(CLI.run(store: dir.store, ["ingest", dir.file("a.ndjson")]).status == 0)
+        let r = CLI.run(store: dir.store, ["ingest", "--json", dir.file("b.ndjson")])
+        #expect(r.status == 0, "\(r)")
+        #expect(try r.json()["duplicates"]?.int == 1)
+        #expect(try CLI.stats(dir.store)["events"]?.int == 1)
+        #expect(try CLI.show(dir.store, "d-1")?["event"] == JSON.parse(original))
+    }
+
+    @Test("an array in another order is a different event: a conflict")
+    func arrayOrderMatters() throws {
+        let dir = try TempDir()
+        let a = try dir.write("a.ndjson", lines: [Line.delivery("d-1", extra: ",\"tags\":[1,2]")])
+        let b = try dir.write("b.ndjson", lines: [Line.delivery("d-1", extra: ",\"tags\":[2,1]")])
+        #expect(CLI.run(store: dir.store, ["ingest", a]).status == 0)
+        let r = CLI.run(store: dir.store, ["ingest", "--json", b])
+        #expect(r.status == 65)
+        #expect(try r.json()["conflicts"]?.int == 1)
+    }
+
+    @Test("a notification whose id differs only in letter case is a duplicate (apns-ids compare case-insensitively)")
+    func notificationIDCaseIsDuplicate() throws {
+        let dir = try TempDir()
+        let upper = try dir.write("upper.ndjson", lines: [Line.notification("2C3728F5-AC04-4973-862A-20422BDAE4B1", thread: "task-1")])
+        let lower = try dir.write("lower.ndjson", lines: [Line.notification("2c3728f5-ac04-4973-862a-20422bdae4b1", thread: "task-1")])
+        #expect(CLI.run(store: dir.store, ["ingest", upper]).status == 0)
+        let r = CLI.run(store: dir.store, ["ingest", "--json", lower])
+        #expect(r.status == 0, "\(r)")
+        #expect(try r.json()["duplicates"]?.int == 1)
+        #expect(try r.json()["conflicts"]?.int == 0)
+        #expect(try CLI.stats(dir.store)["events"]?.int == 1)
+    }
+
+    @Test("a notification found by its id in any letter case, other ids only exactly")
+    func idLookupCase() throws {
+        let dir = try TempDir()
+        let input = try dir.write(
+            "in.ndjson", lines: [Line.notification("abcdef01-0000-4000-8000-00000000000a"), Line.action("act_0001"), Line.action("ACT_0001")])
+        let r = CLI.run(store: dir.store, ["ingest", "--json", input])
+        #expect(r.status == 0, "action ids are case-sensitive: ACT_0001 is another event. \(r)")
+        #expect(try r.json()["appended"]?.int == 3)
+        #expect(try CLI.show(dir.store, "ABCDEF01-0000-4000-8000-00000000000A")?["seq"]?.int == 1)
+        #expect(try CLI.show(dir.store, "act_0001")?["seq"]?.int == 2)
+        #expect(try CLI.show(dir.store, "ACT_0001")?["seq"]?.int == 3)
+        #expect(try CLI.show(dir.store, "Act_0001") == nil)
+    }
+
+    @Test("a line repeated within one file is stored once, then counted as a duplicate")
+    func duplicateWithinOneFile() throws {
+        let dir = try TempDir()
+        let input = try dir.write("in.ndjson", lines: [Line.delivery("same"), Line.delivery("same"), Line.delivery("other")])
+        let r = CLI.run(store: dir.store, ["ingest", "--json", input])
+        #expect(r.status == 0)
+        let s = try r.json()
+        #expect(s["appended"]?.int == 2)
+        #expect(s["duplicates"]?.int == 1)
+        #expect(s["last_seq"]?.int == 2)
+    }
+
+    // MARK: - --strict
+
+    @Test("--strict with a bad line after good ones stores nothing: events and head are unchanged")
+    func strictStoresNothing() throws {
+        let dir = try TempDir()
+        let seed = try dir.write("seed.ndjson", lines: Line.deliveries("seed", count: 3))
+        #expect(CLI.run(store: dir.store, ["ingest", seed]).status == 0)
+        let statsBefore = try CLI.stats(dir.store)
+        let headBefore = try CLI.head(dir.store)
+
+        let input = try dir.write("strict.ndjson", lines: [Line.delivery("new-1"), Line.delivery("new-2"), "{not json"])
+        let r = CLI.run(store: dir.store, ["ingest", "--strict", input])
+        #expect(r.status == 65, "\(r)")
+        #expect(r.stderr.contains("\(input):3: invalid JSON"), "\(r)")
+        #expect(r.stdout.contains("nothing from this run was stored"))
+        #expect(try CLI.stats(dir.store)["events"] == statsBefore["events"])
+        #expect(try CLI.head(dir.store) == headBefore)
+        #expect(try CLI.show(dir.store, "new-1") == nil)
+        #expect(CLI.run(store: dir.store, ["verify"]).status == 0)
+    }
+
+    @Test("--strict stops at a conflict too, storing nothing")
+    func strictConflict() throws {
+        let dir = try TempDir()
+        let seed = try dir.write("seed.ndjson", lines: [Line.delivery("d-1", status: 200)])
+        #expect(CLI.run(store: dir.store, ["ingest", seed]).status == 0)
+        let headBefore = try CLI.head(dir.store)
+        let input = try dir.write("strict.ndjson", lines: [Line.delivery("d-2"), Line.delivery("d-1", status: 500)])
+        let r = CLI.run(store: dir.store, ["ingest", "--strict", "--json", input])
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("\(input):2: "))
+        #expect(try r.json()["conflicts"]?.int == 1)
+        #expect(try r.json()["appended"]?.int == 0)
+        #expect(try CLI.head(dir.store) == headBefore)
+        #expect(try CLI.show(dir.store, "d-2") == nil)
+    }
+
+    @Test("--strict into a new store leaves an empty store: head seq 0, stats 0 events")
+    func strictIntoNewStore() throws {
+        let dir = try TempDir()
+        let input = try dir.write("strict.ndjson", lines: [Line.delivery("new-1"), "[]"])
+        let r = CLI.run(store: dir.store, ["ingest", "--strict", input])
+        #expect(r.status == 65)
+        // What the implementation does: the store is created (the write transaction
+        // was begun) but holds no event.
+        let head = try CLI.head(dir.store)
+        #expect(head["seq"]?.int == 0)
+        #expect(head["hash"]?.string == String(repeating: "0", count: 64))
+        let stats = try CLI.stats(dir.store)
+        #expect(stats["events"]?.int == 0)
+        #expect(stats["first_at"]?.isNull == true)
+        #expect(stats["last_at"]?.isNull == true)
+    }
+
+    @Test("--strict --json counts the lines read up to and including the bad one")
+    func strictSummaryCountsLinesRead() throws {
+        let dir = try TempDir()
+        let input = try dir.write("strict.ndjson", lines: [Line.delivery("new-1"), Line.delivery("new-2"), "bad", Line.delivery("new-4")])
+        let r = CLI.run(store: dir.store, ["ingest", "--strict", "--json", input])
+        #expect(r.status == 65)
+        let s = try r.json()
+        #expect(s["rejected"]?.int == 1)
+        #expect(s["appended"]?.int == 0)
+        #expect(s["read"]?.int == 3, "three lines were read before --strict stopped: \(r.stdout)")
+    }
+
+    @Test("--strict with only good lines stores them all")
+    func strictAllGood() throws {
+        let dir = try TempDir()
+        let input = try dir.write("ok.ndjson", lines: Line.deliveries("ok", count: 20))
+        let r = CLI.run(store: dir.store, ["ingest", "--strict", "--json", input])
+        #expect(r.status == 0, "\(r)")
+        #expect(try r.json()["appended"]?.int == 20)
+        #expect(try r.json()["last_seq"]?.int == 20)
+    }
+
+    // MARK: - --rejects
+
+    @Test("--rejects writes each rejected line byte for byte (CRLF and invalid UTF-8 kept), mode 0600")
+    func rejectsFile() throws {
+        let dir = try TempDir()
+        try dir.write("seed.ndjson", lines: [Line.delivery("taken", status: 200)])
+        #expect(CLI.run(store: dir.store, ["ingest", dir.file("seed.ndjson")]).status == 0)
+
+        let crlfBad = Array("{\"type\":\"nope\"}\r".utf8)
+        let badUTF8: [UInt8] = Array("{\"type\":\"delivery\",\"user\":\"".utf8) + [0xFF, 0xFE, 0x41] + Array("\"}".utf8)
+        let conflict = Array(Line.delivery("taken", status: 404).utf8)
+        let bom = [0xEF, 0xBB, 0xBF] + Array(Line.delivery("bom").utf8)
+        var bytes: [UInt8] = []
+        bytes += Array((Line.delivery("g1") + "\n").utf8)
+        bytes += crlfBad + [0x0A]
+        bytes += Array((Line.delivery("g2") + "\r\n").utf8)
+        bytes += badUTF8 + [0x0A]
+        bytes += conflict + [0x0A]
+        bytes += bom + [0x0A]
+        bytes += Array((Line.delivery("g3")).utf8)
+        let input = try dir.write("mixed.ndjson", bytes: bytes)
+        let rejects = dir.file("rejects.ndjson")
+
+        let r = CLI.run(store: dir.store, ["ingest", "--json", "--rejects", rejects, input])
+        #expect(r.status == 65, "\(r)")
+        let s = try r.json()
+        #expect(s["rejected"]?.int == 3)
+        #expect(s["conflicts"]?.int == 1)
+        #expect(s["appended"]?.int == 3)
+        let written = try dir.read("rejects.ndjson")
+        #expect(written == crlfBad + [0x0A] + badUTF8 + [0x0A] + conflict + [0x0A] + bom + [0x0A])
+        #expect(mode(of: rejects) == 0o600)
+    }
+
+    @Test("--rejects keeps the \\r of a conflicting CRLF line too (a conflict is a rejected line)")
+    func rejectsConflictCRLF() throws {
+        let dir = try TempDir()
+        try dir.write("seed.ndjson", lines: [Line.delivery("taken", status: 200)])
+        #expect(CLI.run(store: dir.store, ["ingest", dir.file("seed.ndjson")]).status == 0)
+        let conflict = Array((Line.delivery("taken", status: 500) + "\r").utf8)
+        let input = try dir.write("crlf.ndjson", bytes: conflict + [0x0A])
+        let r = CLI.run(store: dir.store, ["ingest", "--rejects", dir.file("rejects.ndjson"), input])
+        #expect(r.status == 65)
+        #expect(try dir.read("rejects.ndjson") == conflict + [0x0A], "the line as read, byte for byte, \\r included")
+    }
+
+    @Test("--rejects replaces an existing file and still makes it 0600")
+    func rejectsOverwrites() throws {
+        let dir = try TempDir()
+        let rejects = try dir.write("rejects.ndjson", bytes: Array("old content that must go\n".utf8))
+        chmod(rejects, 0o644)
+        let input = try dir.write("in.ndjson", lines: [Line.delivery("g1"), "bad"])
+        let r = CLI.run(store: dir.store, ["ingest", "--rejects", rejects, input])
+        #expect(r.status == 65)
+        #expect(try dir.read("rejects.ndjson") == Array("bad\n".utf8))
+        #expect(mode(of: rejects) == 0o600)
+    }
+
+    // MARK: - CRLF
+
+    @Test("CRLF lines are accepted and stored without the \\r: show --json gives back the line")
+    func crlfLines() throws {
+        let dir = try TempDir()
+        let lines = [
+            Line.notification("11111111-2222-4333-8444-555555555555", thread: "task-1", task: 1),
+            Line.action("act-1", task: 1, action: "complete", extra: ",\"notification_id\":\"11111111-2222-4333-8444-555555555555\""),
+            Line.delivery("dlv-1", notification: "11111111-2222-4333-8444-555555555555"),
+        ]
+        let input = try dir.write("crlf.ndjson", lines: lines, terminator: "\r\n")
+        let r = CLI.run(store: dir.store, ["ingest", "--json", input])
+        #expect(r.status == 0, "\(r)")
+        #expect(try r.json()["appended"]?.int == 3)
+        for (seq, line) in lines.enumerated() {
+            let show = CLI.run(store: dir.store, ["show", "--json", "@\(seq + 1)"])
+            #expect(show.status == 0)
+            #expect(!show.stdoutBytes.contains(0x0D), "a \\r was stored with event \(seq + 1)")
+            #expect(try show.json()["event"] == JSON.parse(line))
+        }
+        // Re-ingesting the same events with LF endings is all duplicates.
+        let lf = try dir.write("lf.ndjson", lines: lines)
+        let again = CLI.run(store: dir.store, ["ingest", "--json", lf])
+        #expect(again.status == 0)
+        #expect(try again.json()["duplicates"]?.int == 3)
+    }
+
+    // MARK: - Other ingest behaviour
+
+    @Test("a progress line is drawn on a terminal and cleared; none with --quiet, --json or off a terminal")
+    func progressLine() throws {
+        let dir = try TempDir()
+        let input = try dir.write("in.ndjson", lines: Line.deliveries("p", count: 10))
+        let terminal = CLI.run(store: dir.store, ["ingest", input], stderrIsTerminal: true)
+        #expect(terminal.status == 0)
+        #expect(terminal.stderr.contains("ingest: 10 lines, 10 appended"), "\(terminal)")
+        #expect(terminal.stderr.hasSuffix("\r\u{1B}[K"), "the progress line should be cleared at the end")
+
+        let quiet = CLI.run(store: dir.file("s2"), ["ingest", "--quiet", input], stderrIsTerminal: true)
+        #expect(quiet.status == 0)
+        #expect(quiet.stderr.isEmpty)
+        let json = CLI.run(store: dir.file("s3"), ["ingest", "--json", input], stderrIsTerminal: true)
+        #expect(json.stderr.isEmpty)
+        let pipe = CLI.run(store: dir.file("s4"), ["ingest", input])
+        #expect(pipe.stderr.isEmpty)
+    }
+
+    @Test("ingest with no file while standard input is a terminal is a usage error")
+    func noInputOnTerminal() throws {
+        let dir = try TempDir()
+        let r = CLI.run(["--store", dir.store, "ingest"], stdinIsTerminal: true)
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("no input"))
+        #expect(r.stderr.contains("--help"))
+        #expect(!exists(dir.store), "a usage error must not create the store")
+    }
+
+    @Test("a missing input file is exit 74 and creates no store")
+    func missingInputFile() throws {
+        let dir = try TempDir()
+        let r = CLI.run(store: dir.store, ["ingest", dir.file("nope.ndjson")])
+        #expect(r.status == 74)
+        #expect(r.stderrLines.count == 1)
+        #expect(r.stderr.contains("nope.ndjson"))
+        #expect(!exists(dir.store))
+    }
+
+    @Test("a directory given as input is exit 74")
+    func directoryAsInput() throws {
+        let dir = try TempDir()
+        let r = CLI.run(store: dir.store, ["ingest", dir.path])
+        #expect(r.status == 74)
+        #expect(r.stderr.contains("directory"))
+    }
+
+    @Test("standard input named twice is a usage error")
+    func stdinTwice() throws {
+        let dir = try TempDir()
+        let r = CLI.run(store: dir.store, ["ingest", "-", "-"])
+        #expect(r.status == 2)
+    }
+
+    @Test("the store comes from --store, --store=DIR or $PUSHTRAIL_STORE")
+    func storeSelection() throws {
+        let dir = try TempDir()
+        let input = try dir.write("in.ndjson", lines: [Line.delivery("x")])
+        #expect(CLI.run(["ingest", input], environment: ["PUSHTRAIL_STORE": dir.file("env")]).status == 0)
+        #expect(exists(dir.file("env/data.mdb")))
+        #expect(CLI.run(["--store=\(dir.file("eq"))", "ingest", input]).status == 0)
+        #expect(exists(dir.file("eq/data.mdb")))
+        // --store wins over the environment, also after the command name.
+        #expect(CLI.run(["ingest", "--store", dir.file("opt"), input], environment: ["PUSHTRAIL_STORE": dir.file("env2")]).status == 0)
+        #expect(exists(dir.file("opt/data.mdb")))
+        #expect(!exists(dir.file("env2")))
+    }
+}
