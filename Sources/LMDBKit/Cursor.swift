@@ -63,4 +63,24 @@ public struct Cursor {
         try check(rc, "mdb_cursor_put")
         return true
     }
+
+    /// Stores `value` at `key` unless the key is there; returns the stored value when it is.
+    public func insertIfAbsent(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        var k = MDB_val(key)
+        var v = MDB_val(value)
+        let rc = mdb_cursor_put(handle, &k, &v, UInt32(MDB_NOOVERWRITE))
+        if rc == MDB_KEYEXIST { return v.buffer }
+        try check(rc, "mdb_cursor_put")
+        return nil
+    }
+
+    /// Reserves `size` bytes for the value at `key` and lets `fill` write them in place.
+    public func reserve(
+        _ key: UnsafeRawBufferPointer, size: Int, flags: PutFlags = [], _ fill: (UnsafeMutableRawBufferPointer) throws -> Void
+    ) throws {
+        var k = MDB_val(key)
+        var v = MDB_val(mv_size: size, mv_data: nil)
+        try check(mdb_cursor_put(handle, &k, &v, flags.rawValue | UInt32(MDB_RESERVE)), "mdb_cursor_put")
+        try fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: size))
+    }
 }

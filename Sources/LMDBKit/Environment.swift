@@ -160,6 +160,14 @@ public final class Environment: @unchecked Sendable {
         return info.me_last_txnid
     }
 
+    /// Sets the map to at least `bytes` (rounded up to 1 MiB); never shrinks it. No
+    /// transaction of this process may be open.
+    public func ensureMapSize(_ bytes: Int) throws {
+        guard bytes > mapSize else { return }
+        let rounded = (bytes + (1 << 20) - 1) & ~((1 << 20) - 1)
+        try check(mdb_env_set_mapsize(handle, rounded), "mdb_env_set_mapsize")
+    }
+
     /// Grows the map: doubling while small, then by 1 GiB steps, rounded to 1 MiB.
     public func growMap() throws {
         let current = mapSize

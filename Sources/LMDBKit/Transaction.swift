@@ -17,6 +17,17 @@ public struct Transaction {
         return try body(Cursor(handle: cursor))
     }
 
+    /// A cursor that lives as long as this write transaction (LMDB frees it when the
+    /// transaction ends): for writers that put many entries into the same database,
+    /// which `mdb_put` would set a cursor up for each time.
+    public func writeCursor(_ database: Database) throws -> Cursor {
+        precondition(isWritable, "writeCursor needs a write transaction")
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(handle, database.dbi, &cursor), "mdb_cursor_open")
+        guard let cursor else { throw LMDBError(code: MDB_BAD_TXN, operation: "mdb_cursor_open") }
+        return Cursor(handle: cursor)
+    }
+
     /// The id of this transaction's snapshot.
     public var id: Int { Int(mdb_txn_id(handle)) }
 }

@@ -96,6 +96,12 @@ enum LogCommand: Command {
         interrupted = 0
         signal(SIGINT) { _ in interrupted = 1 }
         signal(SIGTERM) { _ in interrupted = 1 }
+        // A parent (a supervisor, a test runner) may have started us with these blocked.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        sigaddset(&unblock, SIGINT)
+        sigaddset(&unblock, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         var seenTxn = store.lastTransactionID
         while interrupted == 0 {
             usleep(100_000)

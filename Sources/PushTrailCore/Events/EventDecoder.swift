@@ -20,8 +20,12 @@ public struct EventDecoder: Sendable {
     public static let maxLineBytes = 64 * 1024
 
     private var tape = JSONTape()
+    /// Materialise display fields (alert texts, custom keys, changes) and the payload
+    /// size. Ingest turns this off: it validates every rule but keeps only what the
+    /// store files the event under.
+    public var full: Bool
 
-    public init() {}
+    public init(full: Bool = true) { self.full = full }
 
     /// Decodes `line` (without its line break).
     public mutating func decode(_ line: UnsafeRawBufferPointer) throws(InvalidEvent) -> Event {
@@ -38,7 +42,7 @@ public struct EventDecoder: Sendable {
         }
         do {
             return try tape.nodes.withUnsafeBufferPointer { nodes in
-                try EventDecoder.event(JSONView(nodes: nodes, bytes: line))
+                try EventDecoder.event(JSONView(nodes: nodes, bytes: line), full: full)
             }
         } catch {
             throw InvalidEvent.from(error)
@@ -79,7 +83,7 @@ public struct EventDecoder: Sendable {
 
     // MARK: - Rules
 
-    static func event(_ json: JSONView) throws(InvalidEvent) -> Event {
+    static func event(_ json: JSONView, full: Bool = true) throws(InvalidEvent) -> Event {
         let root = json.root
         guard json.kind(root) == .object else {
             throw InvalidEvent("event is a JSON \(name(json.kind(root))), not an object")
@@ -98,14 +102,14 @@ public struct EventDecoder: Sendable {
 
         let body: Event.Body
         switch type {
-        case .notification: body = .notification(try notification(json, root))
-        case .action: body = .action(try action(json, root))
+        case .notification: body = .notification(try notification(json, root, full: full))
+        case .action: body = .action(try action(json, root, full: full))
         case .delivery: body = .delivery(try delivery(json, root))
         }
         return Event(id: id, at: at, user: user, device: device, body: body)
     }
 
-    static func notification(_ json: JSONView, _ root: Int) throws(InvalidEvent) -> PushNotification {
+    static func notification(_ json: JSONView, _ root: Int, full: Bool) throws(InvalidEvent) -> PushNotification {
         guard let payload = json.member(root, "payload") else {
             throw InvalidEvent("notification has no \"payload\"")
         }
@@ -118,20 +122,20 @@ public struct EventDecoder: Sendable {
         guard json.kind(aps) == .object else {
             throw InvalidEvent("\"payload.aps\" must be an object, not \(article(json.kind(aps)))")
         }
-        let topic = try optionalString(json, root, "topic", bytes: 1...255)
-        _ = try optionalString(json, root, "platform")
+        let topic = try optionalString(json, root, "topic", bytes: 1...255, keep: full)
+        _ = try optionalString(json, root, "platform", keep: false)
         let threadID = try optionalString(json, aps, "thread-id", bytes: 1...255, path: "payload.aps.")
-        let category = try optionalString(json, aps, "category", path: "payload.aps.")
+        let category = try optionalString(json, aps, "category", path: "payload.aps.", keep: full)
         var title: String?
         var subtitle: String?
         var body: String?
         if let alert = json.member(aps, "alert") {
             switch json.kind(alert) {
-            case .string: body = json.string(alert)
+            case .string: body = full ? json.string(alert) : nil
             case .object:
-                title = try optionalString(json, alert, "title", path: "payload.aps.alert.")
-                subtitle = try optionalString(json, alert, "subtitle", path: "payload.aps.alert.")
-                body = try optionalString(json, alert, "body", path: "payload.aps.alert.")
+                title = try optionalString(json, alert, "title", path: "payload.aps.alert.", keep: full)
+                subtitle = try optionalString(json, alert, "subtitle", path: "payload.aps.alert.", keep: full)
+                body = try optionalString(json, alert, "body", path: "payload.aps.alert.", keep: full)
             default:
                 throw InvalidEvent("\"payload.aps.alert\" must be a string or an object, not \(article(json.kind(alert)))")
             }
@@ -150,12 +154,12 @@ public struct EventDecoder: Sendable {
             }
             var list: [String] = []
             for element in json.elements(b) {
-                guard let s = json.string(element) else {
+                guard json.kind(element) == .string else {
                     throw InvalidEvent("\"payload.button_types\" must be an array of strings")
                 }
-                list.append(s)
+                if full { list.append(json.string(element)!) }
             }
-            buttons = list
+            buttons = full ? list : nil
         }
         var isPremium: Bool?
         if let p = json.member(payload, "is_premium") {
@@ -167,16 +171,16 @@ public struct EventDecoder: Sendable {
         return PushNotification(
             threadID: threadID, category: category, title: title, subtitle: subtitle, body: body,
             taskID: taskID,
-            taskName: try optionalString(json, payload, "task_name", path: "payload."),
-            residenceID: json.member(payload, "residence_id").map { fieldValue(json, $0) },
-            residenceName: try optionalString(json, payload, "residence_name", path: "payload."),
-            dueDate: json.member(payload, "due_date").map { fieldValue(json, $0) },
-            notificationType: try optionalString(json, payload, "notification_type", path: "payload."),
+            taskName: try optionalString(json, payload, "task_name", path: "payload.", keep: full),
+            residenceID: full ? json.member(payload, "residence_id").map { fieldValue(json, $0) } : nil,
+            residenceName: try optionalString(json, payload, "residence_name", path: "payload.", keep: full),
+            dueDate: full ? json.member(payload, "due_date").map { fieldValue(json, $0) } : nil,
+            notificationType: try optionalString(json, payload, "notification_type", path: "payload.", keep: full),
             buttons: buttons, isPremium: isPremium, topic: topic,
-            payloadSize: json.compactSize(payload))
+            payloadSize: full ? json.compactSize(payload) : 0)
     }
 
-    static func action(_ json: JSONView, _ root: Int) throws(InvalidEvent) -> ActionResponse {
+    static func action(_ json: JSONView, _ root: Int, full: Bool) throws(InvalidEvent) -> ActionResponse {
         guard let t = json.member(root, "task_id") else { throw InvalidEvent("action has no \"task_id\"") }
         guard let taskID = json.int64(t) else {
             throw InvalidEvent("\"task_id\" must be an integer, not \(shown(json.rawString(t)))")
@@ -200,14 +204,16 @@ public struct EventDecoder: Sendable {
             }
             httpStatus = Int(v)
         }
-        let error = try optionalString(json, root, "error")
+        let error = try optionalString(json, root, "error", keep: full)
         var changes: [(key: String, value: FieldValue)] = []
         if let c = json.member(root, "changes") {
             guard json.kind(c) == .object else {
                 throw InvalidEvent("\"changes\" must be an object, not \(article(json.kind(c)))")
             }
-            for (k, v) in json.members(c) {
-                changes.append((json.string(k) ?? "", fieldValue(json, v)))
+            if full {
+                for (k, v) in json.members(c) {
+                    changes.append((json.string(k) ?? "", fieldValue(json, v)))
+                }
             }
         }
         return ActionResponse(
@@ -240,8 +246,10 @@ public struct EventDecoder: Sendable {
         return value
     }
 
+    /// The string member `key`, checked; with `keep` false it is only checked (nil).
     static func optionalString(
-        _ json: JSONView, _ object: Int, _ key: StaticString, bytes range: ClosedRange<Int>? = nil, path: String = ""
+        _ json: JSONView, _ object: Int, _ key: StaticString, bytes range: ClosedRange<Int>? = nil, path: String = "",
+        keep: Bool = true
     ) throws(InvalidEvent) -> String? {
         guard let index = json.member(object, key) else { return nil }
         guard json.kind(index) == .string else {
@@ -254,7 +262,7 @@ public struct EventDecoder: Sendable {
                     "\"\(path)\(key)\" must be \(range.lowerBound)–\(range.upperBound) bytes, not \(length)")
             }
         }
-        return json.string(index)
+        return keep ? json.string(index) : nil
     }
 
     static func fieldValue(_ json: JSONView, _ index: Int) -> FieldValue {

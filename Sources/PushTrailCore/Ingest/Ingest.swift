@@ -80,9 +80,9 @@ public struct IngestOptions: Sendable {
     /// All or nothing: the first bad line (or conflict) stores nothing of this run.
     public var strict = false
     /// Events per write transaction (one fsync each).
-    public var batchEvents = 8192
+    public var batchEvents = 12288
     /// Raw bytes per write transaction.
-    public var batchBytes = 8 << 20
+    public var batchBytes = 12 << 20
 
     public init() {}
 }
@@ -118,7 +118,7 @@ public final class Ingest {
 
     private func runPipelined() throws -> IngestSummary {
         let fds = try sources.map { try $0.open() }
-        let queue = BoundedQueue<Batch>(capacity: 2)
+        let queue = BoundedQueue<Batch>(capacity: 1)
         let producer = Producer(sources: Array(zip(sources, fds)), options: options, queue: queue)
         let thread = WorkerThread { producer.run() }
         thread.start()
@@ -132,6 +132,7 @@ public final class Ingest {
         while let batch = queue.pop() {
             if let error = batch.error { throw error }
             summary.read += batch.lines
+            try store.makeRoom(for: batch.rawBytes)
             let outcomes = try batch.events.isEmpty ? [] : store.append(batch.events, recordedAt: clock)
             // Report rejections in input order, conflicts among them.
             var rejections = batch.rejections[...]
@@ -196,7 +197,7 @@ public final class Ingest {
         do {
             result = try store.write(recordedAt: clock) { writer in
                 var summary = IngestSummary()
-                var decoder = EventDecoder()
+                var decoder = EventDecoder(full: false)
                 var bytesRead = 0
                 for source in inputs {
                     let fd = try source.open()
@@ -289,6 +290,8 @@ public final class Ingest {
 /// A batch handed from the reading thread to the writing one.
 struct Batch: Sendable {
     var events: [PendingEvent] = []
+    /// Bytes of the events' raw lines.
+    var rawBytes = 0
     var rejections: [Rejection] = []
     var lines = 0
     var bytesRead = 0
@@ -308,7 +311,7 @@ final class Producer: @unchecked Sendable {
     }
 
     func run() {
-        var decoder = EventDecoder()
+        var decoder = EventDecoder(full: false)
         var batch = Batch()
         var bytes = 0
         var readBefore = 0
@@ -330,6 +333,7 @@ final class Producer: @unchecked Sendable {
                     }
                     if batch.events.count >= options.batchEvents || bytes >= options.batchBytes {
                         batch.bytesRead = readBefore + reader.bytesRead
+                        batch.rawBytes = bytes
                         guard queue.push(batch) else { return }
                         batch = Batch()
                         bytes = 0
@@ -343,6 +347,7 @@ final class Producer: @unchecked Sendable {
             }
         }
         batch.bytesRead = readBefore
+        batch.rawBytes = bytes
         _ = queue.push(batch)
     }
 }

@@ -61,8 +61,13 @@ public final class StoreWriter {
     private var counts: [UInt64]
     private var storedTape = JSONTape()
     private var newTape = JSONTape()
-    /// The greatest position in the `time` index.
-    private var lastTime: [UInt8]?
+    private let hasher = SHA256.Context()
+    /// The greatest position in the `time` index, as (ordered at, seq).
+    private var lastTime: (UInt64, UInt64)?
+    private let idCursor: Cursor
+    private let eventCursor: Cursor
+    /// One cursor per index, in `Layout.Index.allCases` order.
+    private let cursors: [Cursor]
 
     init(store: Store, txn: Transaction, clock: @escaping () -> Timestamp) throws {
         self.store = store
@@ -72,10 +77,16 @@ public final class StoreWriter {
         head = try reader.head()
         let c = try reader.counts()
         counts = EventType.allCases.map { UInt64(c[$0] ?? 0) }
-        try reader.forEachPosition(reverse: true) { last in
-            lastTime = Layout.position(last.at, last.seq)
+        var last: (UInt64, UInt64)?
+        try reader.forEachPosition(reverse: true) { p in
+            last = (Layout.orderedSigned(p.at.microseconds), p.seq)
             return false
         }
+        lastTime = last
+        idCursor = try txn.writeCursor(store.ids)
+        eventCursor = try txn.writeCursor(store.events)
+        precondition(Layout.Index.allCases == [.time, .users, .tasks, .threads, .refs, .unregistered])
+        cursors = try Layout.Index.allCases.map { try txn.writeCursor(store.indexes[$0]!) }
     }
 
     /// Appends each event, or classifies it as a duplicate or conflict.
@@ -92,35 +103,35 @@ public final class StoreWriter {
     private func append(_ pending: PendingEvent, recordedAt: Timestamp) throws -> AppendOutcome {
         let event = pending.event
         let idKey = event.identityKey
-        if let existing = try store.ids.get(idKey, in: txn) {
-            let seq = Layout.readBigEndian(existing)
-            guard let value = try store.events.get(Layout.bigEndian(seq), in: txn) else {
-                throw StoreError.damaged(seq: seq, detail: "its id is indexed but the event is missing")
+        let seq = head.seq + 1
+        var seqBE = seq.bigEndian
+        // One search both finds an existing id and files a new one.
+        let existing = try idKey.withUnsafeBytes { k in
+            try withUnsafeBytes(of: &seqBE) { v in try idCursor.insertIfAbsent(k, v) }
+        }.map { Layout.readBigEndian($0) }
+        if let existing {
+            guard let value = try store.events.get(Layout.bigEndian(existing), in: txn) else {
+                throw StoreError.damaged(seq: existing, detail: "its id is indexed but the event is missing")
             }
             let stored = UnsafeRawBufferPointer(rebasing: value[Layout.eventHeaderSize...])
             return try sameJSON(stored, pending.raw, caseInsensitiveID: event.type == .notification)
-                ? .duplicate(seq) : .conflict(seq)
+                ? .duplicate(existing) : .conflict(existing)
         }
-        let seq = head.seq + 1
-        var value = pending.raw.withUnsafeBytes {
-            Layout.eventValue(
-                type: event.type, recordedAt: recordedAt, at: event.at, hash: head.hash, raw: $0)
-        }
-        let hash = head.hash.withUnsafeBytes { previous in
-            value.withUnsafeBytes { Layout.chainHash(previous: previous, seq: seq, value: $0) }
-        }
-        value.replaceSubrange(Layout.hashRange, with: hash)
-        let seqKey = Layout.bigEndian(seq)
-        try store.events.put(seqKey, value, flags: .append, in: txn)
-        try store.ids.put(idKey, seqKey, in: txn)
-        for (index, key) in try Layout.indexEntries(of: event, seq: seq, notificationDevice: notificationDevice) {
-            let value = Layout.indexValue(index, event.at, seq)
-            // Seqs only grow: append. In `time`, append while events come in time order.
-            var flags: PutFlags = .appendDuplicate
-            if index == .time {
-                if let last = lastTime, value.lexicographicallyPrecedes(last) { flags = [] } else { lastTime = value }
+        try withUnsafeBytes(of: &seqBE) { seqBytes in
+            // The record is written in place in the map and hashed there.
+            try eventCursor.reserve(seqBytes, size: Layout.eventHeaderSize + pending.raw.count, flags: .append) { value in
+                Layout.writeEventHeader(type: event.type, recordedAt: recordedAt, at: event.at, into: value)
+                pending.raw.withUnsafeBytes { raw in
+                    (value.baseAddress! + Layout.eventHeaderSize).copyMemory(from: raw.baseAddress!, byteCount: raw.count)
+                }
+                head.hash.withUnsafeBytes { previous in
+                    Layout.chainHash(
+                        previous: previous, seq: seqBytes, value: UnsafeRawBufferPointer(value), context: hasher,
+                        into: value.baseAddress! + Layout.hashRange.lowerBound)
+                }
+                head.hash = Array(value[Layout.hashRange])
             }
-            try store.indexes[index]!.put(key, value, flags: flags, in: txn)
+            try fileIndexEntries(event, seq: seq, seqBytes: seqBytes)
         }
         // A notification arriving after its 410 deliveries re-files them under its device.
         if let device = event.device, event.type == .notification {
@@ -137,9 +148,37 @@ public final class StoreWriter {
                 try unregistered.put(Layout.deviceKey(device), value, flags: .noDuplicateData, in: txn)
             }
         }
-        head = ChainHead(seq: seq, hash: hash)
+        head.seq = seq
         counts[Int(event.type.rawValue) - 1] += 1
         return .appended(seq)
+    }
+
+    /// Files the event in the indexes (the same entries as `Layout.indexEntries`, which
+    /// `verify` checks), through long-lived cursors and without building arrays.
+    private func fileIndexEntries(_ event: Event, seq: UInt64, seqBytes: UnsafeRawBufferPointer) throws {
+        // time: append while events come in time order.
+        var position = (Layout.orderedSigned(event.at.microseconds).bigEndian, seq.bigEndian)
+        let ordered = (Layout.orderedSigned(event.at.microseconds), seq)
+        let inOrder = lastTime.map { ordered > $0 } ?? true
+        if inOrder { lastTime = ordered }
+        try Layout.timeKey.withUnsafeBytes { key in
+            try withUnsafeBytes(of: &position) { _ = try cursors[0].put(key, $0, flags: inOrder ? .appendDuplicate : []) }
+        }
+        // The others hold seqs, which only grow: always appended.
+        func file(_ slot: Int, _ text: String) throws {
+            var text = text
+            try text.withUTF8 { _ = try cursors[slot].put(UnsafeRawBufferPointer($0), seqBytes, flags: .appendDuplicate) }
+        }
+        try file(1, event.user)
+        if let task = event.taskID {
+            var key = Layout.orderedSigned(task).bigEndian
+            try withUnsafeBytes(of: &key) { _ = try cursors[2].put($0, seqBytes, flags: .appendDuplicate) }
+        }
+        if let thread = event.threadID { try file(3, thread) }
+        if let ref = event.referencedNotificationID { try file(4, ref) }
+        if let d = event.delivery, Layout.isUnregistration(d), let device = try notificationDevice(d.notificationID) ?? event.device {
+            try Layout.deviceKey(device).withUnsafeBytes { _ = try cursors[5].put($0, seqBytes, flags: .appendDuplicate) }
+        }
     }
 
     /// The device of the stored notification `id`, if it is stored and has one.

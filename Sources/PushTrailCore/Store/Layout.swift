@@ -91,26 +91,23 @@ public enum Layout {
     /// ExpiredToken).
     public static func isUnregistration(_ d: Delivery) -> Bool { d.status == 410 }
 
-    /// The event value: header (type, recorded_at, at, hash) then the raw line.
-    static func eventValue(type: EventType, recordedAt: Timestamp, at: Timestamp, hash: [UInt8], raw: UnsafeRawBufferPointer) -> [UInt8] {
-        var value = [UInt8]()
-        value.reserveCapacity(eventHeaderSize + raw.count)
-        value.append(type.rawValue)
-        value += bigEndian(orderedSigned(recordedAt.microseconds))
-        value += bigEndian(orderedSigned(at.microseconds))
-        value += hash
-        value += raw
-        return value
+    /// Writes the event value's header (type, recorded_at, at; the hash is written once
+    /// computed) into the first `eventHeaderSize` bytes of `value`.
+    static func writeEventHeader(type: EventType, recordedAt: Timestamp, at: Timestamp, into value: UnsafeMutableRawBufferPointer) {
+        value[0] = type.rawValue
+        value.storeBytes(of: orderedSigned(recordedAt.microseconds).bigEndian, toByteOffset: 1, as: UInt64.self)
+        value.storeBytes(of: orderedSigned(at.microseconds).bigEndian, toByteOffset: 9, as: UInt64.self)
     }
 
     /// hash(n) = SHA-256(hash(n−1) ‖ record(n)), record(n) = seq (8 bytes BE) ‖ the
     /// event value without its hash field.
-    static func chainHash(previous: UnsafeRawBufferPointer, seq: UInt64, value: UnsafeRawBufferPointer) -> [UInt8] {
-        let seqBytes = bigEndian(seq)
-        return seqBytes.withUnsafeBytes { s in
-            SHA256.digest(previous, s, UnsafeRawBufferPointer(rebasing: value[0..<17]),
-                          UnsafeRawBufferPointer(rebasing: value[eventHeaderSize...]))
-        }
+    static func chainHash(
+        previous: UnsafeRawBufferPointer, seq: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+        context: SHA256.Context, into out: UnsafeMutableRawPointer
+    ) {
+        context.digest(
+            previous, seq, UnsafeRawBufferPointer(rebasing: value[0..<17]),
+            UnsafeRawBufferPointer(rebasing: value[eventHeaderSize...]), into: out)
     }
 }
 

@@ -139,6 +139,13 @@ public final class Store: @unchecked Sendable {
     /// Clears reader slots left by processes that died mid-read.
     public func clearStaleReaders() throws -> Int { try mapErrors { try env.clearStaleReaders() } }
 
+    /// Grows the map ahead of a write of about `bytes` of events, so that the write
+    /// does not fill it and have to be redone: room for three times the input (events
+    /// and their index entries, and the pages copied on write) beyond the file.
+    public func makeRoom(for bytes: Int) throws {
+        try mapErrors { try env.ensureMapSize(fileBytes + 3 * bytes + (64 << 20)) }
+    }
+
     /// The id of the last committed write, for followers to poll cheaply.
     public var lastTransactionID: Int { env.lastTransactionID }
 

@@ -47,6 +47,7 @@ struct Verifier {
         var previous = ChainHead.empty.hash
         var counts = [UInt64](repeating: 0, count: EventType.allCases.count)
         var broken: (UInt64, String)?
+        let hasher = SHA256.Context()
 
         try txn.withCursor(store.events) { cursor in
             var entry = try cursor.first()
@@ -65,7 +66,12 @@ struct Verifier {
                     broken = (seq, "event seq \(seq) has a malformed header")
                     return
                 }
-                let hash = previous.withUnsafeBytes { Layout.chainHash(previous: $0, seq: seq, value: value) }
+                var hash = [UInt8](repeating: 0, count: 32)
+                previous.withUnsafeBytes { p in
+                    hash.withUnsafeMutableBytes { out in
+                        Layout.chainHash(previous: p, seq: key, value: value, context: hasher, into: out.baseAddress!)
+                    }
+                }
                 if !hash.elementsEqual(value[Layout.hashRange]) {
                     broken = (seq, "event seq \(seq) does not match its chain hash (changed, removed or reordered)")
                     return
