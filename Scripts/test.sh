@@ -13,5 +13,10 @@ need_packages lmdb-utils   # mdb_stat / mdb_dump, used by the store-layout tests
 say "building (debug, with tests)…"
 swift build --build-tests
 
+if [ $# -eq 0 ]; then
+    say "crash safety: SIGKILL at 20 random moments of a 200,000-event ingest…"
+    Scripts/crash-test.sh --points 20 --events 200000
+fi
+
 say "running tests…"
 swift test --skip-build "$@"
