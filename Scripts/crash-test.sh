@@ -31,6 +31,7 @@ done
 
 need_swift
 need_build_deps
+command -v python3 >/dev/null || need_packages python3
 say "crash-test: building release…"
 swift build -c release --product pushtrail >/dev/null
 swift build -c release --product pushtrail-gen >/dev/null
