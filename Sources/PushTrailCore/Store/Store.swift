@@ -81,8 +81,12 @@ public final class Store: @unchecked Sendable {
         if !create && access(dataPath, F_OK) != 0 { throw StoreError.missing(path: path) }
         if access(dataPath, F_OK) == 0 {
             var ds = stat()
-            if stat(dataPath, &ds) == 0, ds.st_size < 8192 {
-                throw StoreError.notAStore(path: path, detail: "data.mdb is \(ds.st_size) bytes, too small to be an LMDB file")
+            if stat(dataPath, &ds) == 0 {
+                // Empty: a first open that failed (a full disk); LMDB starts it afresh.
+                if ds.st_size == 0 && !create { throw StoreError.missing(path: path) }
+                if ds.st_size > 0 && ds.st_size < 8192 {
+                    throw StoreError.notAStore(path: path, detail: "data.mdb is \(ds.st_size) bytes, too small to be an LMDB file")
+                }
             }
         }
 
@@ -160,6 +164,11 @@ public final class Store: @unchecked Sendable {
             return try body()
         } catch let error as LMDBError {
             if error.isCorruption { throw StoreError.notAStore(path: path, detail: "LMDB reports: \(error)") }
+            if error.code == ENOSPC || error.code == EIO || error.code == EDQUOT {
+                throw StoreError.io(
+                    "cannot write store \(path): \(String(cString: strerror(error.code))); what was committed before is "
+                        + "intact: fix the disk and run the same command again (duplicates are skipped)")
+            }
             throw StoreError.io("store \(path): \(error)")
         }
     }
