@@ -126,6 +126,8 @@ public final class Store: @unchecked Sendable {
             }
             throw StoreError.io("cannot open store \(path): \(error)")
         }
+        // Reader slots of processes that died mid-read pin old pages; free them.
+        if create { _ = try? env.clearStaleReaders() }
         // The format must be one this build understands.
         let format: UInt32? = try env.read { txn in
             guard let raw = try meta.get(Layout.metaFormatKey, in: txn), raw.count == 4 else { return nil }
