@@ -8,7 +8,9 @@ cd "$PT_ROOT"
 
 need_swift
 need_build_deps
-need_packages lmdb-utils   # mdb_stat / mdb_dump, used by the store-layout tests
+need_packages lmdb-utils   # mdb_stat / mdb_dump: the store-layout and concurrency tests
+need_packages zsh fish man-db   # the shell-integration tests load completions in each shell
+command -v cc >/dev/null || need_packages gcc   # builds the disk-fault injection shim
 
 say "building (debug, with tests)…"
 swift build --build-tests
@@ -16,6 +18,8 @@ swift build --build-tests
 if [ $# -eq 0 ]; then
     say "crash safety: SIGKILL at 20 random moments of a 200,000-event ingest…"
     Scripts/crash-test.sh --points 20 --events 200000
+    say "install under a temporary prefix and check the man page and completions…"
+    Scripts/shell-check.sh
 fi
 
 say "running tests…"

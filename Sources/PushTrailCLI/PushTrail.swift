@@ -12,8 +12,9 @@ public enum PushTrail {
     public static let version = "0.1.0"
 
     static let commands: [any Command.Type] = [
-        IngestCommand.self, ImportCommand.self, ShowCommand.self, HeadCommand.self, StatsCommand.self,
-        VerifyCommand.self, TaskCommand.self, ThreadCommand.self, ExportCommand.self, LogCommand.self, AuditCommand.self,
+        IngestCommand.self, ImportCommand.self, LogCommand.self, ThreadCommand.self, TaskCommand.self,
+        ShowCommand.self, ExportCommand.self, AuditCommand.self, VerifyCommand.self, HeadCommand.self,
+        StatsCommand.self, CompletionCommand.self, ManpageCommand.self,
     ]
 
     /// Runs `argv` (without the program name); returns the exit status.

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs pushtrail under a temporary prefix with Scripts/install.sh and checks what
+# landed: the binary runs, the man page renders, and each shell loads its completion.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$PT_ROOT"
+need_packages bash zsh fish man-db
+
+prefix="$(mktemp -d "${TMPDIR:-/tmp}/pushtrail-install-XXXXXX")"
+trap 'rm -rf "$prefix"' EXIT
+Scripts/install.sh --prefix "$prefix" >/dev/null
+
+passed=0
+check() {
+    local what="$1"; shift
+    if "$@" >/dev/null 2>&1; then passed=$((passed + 1)); else say "shell-check: FAILED: $what"; exit 1; fi
+}
+check "the installed binary runs" "$prefix/bin/pushtrail" --version
+check "the man page renders" man -l -P cat "$prefix/share/man/man1/pushtrail.1"
+check "bash completes 'pushtrail ver'" bash -c "source '$prefix/share/bash-completion/completions/pushtrail'; COMP_WORDS=(pushtrail ver); COMP_CWORD=1; _pushtrail; [[ \"\${COMPREPLY[*]}\" == verify ]]"
+check "zsh loads _pushtrail" zsh -c "fpath=('$prefix/share/zsh/site-functions' \$fpath); autoload -U compinit && compinit -u && autoload -U _pushtrail && whence -w _pushtrail"
+check "fish completes 'pushtrail ver'" fish -c "source '$prefix/share/fish/vendor_completions.d/pushtrail.fish'; complete -C'pushtrail ver' | grep -q verify"
+echo "shell-check: $passed passed, 0 failed"
