@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds pushtrail (release), and runs the main job on the
 # bundled Samples/: ingest the event log and the .apns files into an embedded store,
-# then show what a support person would look at first.
+# then answer two support questions from it, export a notification, and verify the
+# chain.
 #   Scripts/demo.sh [STORE_DIR]     (default: ./demo.lmdb)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -22,6 +23,9 @@ run() { printf '\n$ pushtrail %s\n' "$*"; "$bin" "$@"; }
 run ingest Samples/events.ndjson
 run import Samples/task_*.apns --user u_simulator --at 2026-11-29T12:00:00Z
 run stats
+run task 1102 --at @61          # "I pressed complete and nothing happened": the task right after the press
+run audit --thread task-1109 || true   # "the buttons were wrong" (audit exits 1 when it finds something)
+run export 14557b3c-ed72-4565-89d3-91e6848930e4 -o -   # the notification as an .apns payload
 run verify
 run head
 printf '\nThe store is in %s (readable with mdb_stat -a / mdb_dump).\n' "$store"
