@@ -20,6 +20,8 @@ if [ $# -eq 0 ]; then
     Scripts/crash-test.sh --points 20 --events 200000
     say "install under a temporary prefix and check the man page and completions…"
     Scripts/shell-check.sh
+    say "fuzzing the event decoder and the time parser, 60 s each…"
+    Scripts/fuzz.sh --seconds 60
 fi
 
 say "running tests…"

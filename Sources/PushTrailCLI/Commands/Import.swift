@@ -41,7 +41,15 @@ enum ImportCommand: Command {
         let store = try context.openStore(arguments, create: true)
         var failed = false
         for path in arguments.operands {
-            let contents = try readFile(path)
+            let contents: [UInt8]
+            do {
+                contents = try readFile(path)
+            } catch let error as CommandError where error.status == ExitStatus.dataError {
+                // One bad file does not stop the others.
+                context.stderr.line("pushtrail: \(path): \(error.message)")
+                failed = true
+                continue
+            }
             let when = try at ?? modificationTime(path)
             let line: [UInt8]
             let event: Event
@@ -92,7 +100,7 @@ enum ImportCommand: Command {
             guard n >= 0 else { throw CommandError.io("cannot read \(path): \(String(cString: strerror(errno)))") }
             if n == 0 { break }
             out += chunk[0..<n]
-            if out.count > 1 << 20 { throw CommandError.data("\(path) is over 1 MiB: not an .apns payload") }
+            if out.count > 1 << 20 { throw CommandError.data("over 1 MiB: not an .apns payload") }
         }
         return out
     }

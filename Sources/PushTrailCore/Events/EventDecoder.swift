@@ -290,8 +290,5 @@ public struct EventDecoder: Sendable {
     }
 
     /// A value cut to a length that fits in a one-line message.
-    static func shown(_ text: String) -> String {
-        let flat = text.unicodeScalars.map { $0.value < 0x20 ? "\u{FFFD}" : String($0) }.joined()
-        return flat.count > 40 ? String(flat.prefix(40)) + "…" : flat
-    }
+    static func shown(_ text: String) -> String { MessageText.shown(text) }
 }

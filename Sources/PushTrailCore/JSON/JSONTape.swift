@@ -378,9 +378,8 @@ public struct JSONTape: Sendable {
         }
 
         func duplicate(_ node: JSONNode) -> JSONError {
-            let name = JSONText.string(node, in: bytes)
-            let shown = name.count > 40 ? String(name.prefix(40)) + "…" : name
-            return JSONError(message: "duplicate key \"\(shown)\" in object", offset: Int(node.start) - 1)
+            let name = MessageText.shown(JSONText.string(node, in: bytes))
+            return JSONError(message: "duplicate key \"\(name)\" in object", offset: Int(node.start) - 1)
         }
     }
 }
