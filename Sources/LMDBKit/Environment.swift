@@ -145,6 +145,14 @@ public final class Environment: @unchecked Sendable {
         return info.me_mapsize
     }
 
+    /// The highest page number the last committed transaction uses: the file must be at
+    /// least `(lastPageNumber + 1) * pageSize` bytes, or it was truncated.
+    public var lastPageNumber: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return info.me_last_pgno
+    }
+
     /// The page size of the environment.
     public var pageSize: Int {
         var stat = MDB_stat()

@@ -139,7 +139,10 @@ enum ExportCommand: Command {
 
     static func makeDirectory(_ dir: String) throws {
         var st = stat()
-        if stat(dir, &st) == 0 {
+        if lstat(dir, &st) == 0 {
+            if (st.st_mode & S_IFMT) == S_IFLNK {
+                throw CommandError.io("\(dir) is a symbolic link: refusing to write through it; pass the real directory")
+            }
             guard (st.st_mode & S_IFMT) == S_IFDIR else { throw CommandError.io("\(dir) exists and is not a directory") }
             return
         }

@@ -20,13 +20,16 @@ final class OutputFile {
     /// Creates `path`. Without `overwrite`, an existing file is an error that names
     /// `--force`.
     static func create(_ path: String, overwrite: Bool) throws -> OutputFile {
-        var flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW
+        // O_NONBLOCK: a FIFO planted at the path must not hang the open; it is refused
+        // below as not a regular file.
+        var flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK
         flags |= overwrite ? O_TRUNC : O_EXCL
         let fd = open(path, flags, 0o600)
         guard fd >= 0 else {
             let code = errno
             if code == EEXIST { throw CommandError.io("\(path) already exists: pass --force to overwrite it") }
             if code == ELOOP { throw CommandError.io("\(path) is a symbolic link: refusing to write through it") }
+            if code == ENXIO { throw CommandError.io("cannot write \(path): not a regular file") }
             throw CommandError.io("cannot write \(path): \(String(cString: strerror(code)))")
         }
         var st = stat()
@@ -35,6 +38,7 @@ final class OutputFile {
             throw CommandError.io("cannot write \(path): not a regular file")
         }
         fchmod(fd, 0o600)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return OutputFile(path: path, fd: fd)
     }
 

@@ -104,6 +104,15 @@ public final class Store: @unchecked Sendable {
             throw StoreError.io("cannot open store \(path): \(error)")
         }
 
+        // A file shorter than the pages its meta page names was truncated: reading it
+        // would fault (SIGBUS) instead of failing.
+        var fileStat = stat()
+        if stat(dataPath, &fileStat) == 0, fileStat.st_size > 0,
+            (env.lastPageNumber + 1) * env.pageSize > Int(fileStat.st_size)
+        {
+            throw StoreError.notAStore(
+                path: path, detail: "data.mdb is \(fileStat.st_size) bytes but its pages reach \((env.lastPageNumber + 1) * env.pageSize): it was truncated")
+        }
         let open: (Transaction) throws -> (Database, Database, Database, [Layout.Index: Database]) = { [env] txn in
             let meta = try env.openDatabase("meta", create: create, in: txn)
             let events = try env.openDatabase("events", create: create, in: txn)

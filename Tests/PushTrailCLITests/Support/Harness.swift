@@ -260,7 +260,7 @@ enum Binary {
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak running] in
             guard let running, running.process.isRunning else { return }
             running.markTimedOut()
-            running.process.terminate()
+            kill(running.process.processIdentifier, SIGKILL)  // SIGTERM may be blocked in children
         }
         return running
     }
