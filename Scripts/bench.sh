@@ -104,7 +104,8 @@ swift build -c release --product pushtrail-gen
 bin="$(swift build -c release --show-bin-path)"
 
 mkdir -p "$PT_ROOT/bench-results"
-python3 "$PT_ROOT/Scripts/bench/bench.py" \
+export PYTHONDONTWRITEBYTECODE=1     # no __pycache__ in Scripts/bench/
+python3 -B "$PT_ROOT/Scripts/bench/bench.py" \
     --events "$events" --workdir "$workdir" --results "$PT_ROOT/bench-results" \
     --pushtrail "$bin/pushtrail" --gen "$bin/pushtrail-gen" \
     --ingest-reps "$ingest_reps" --query-reps "$query_reps" --jq-reps "$jq_reps" \

@@ -706,7 +706,8 @@ COMMIT;
                 status = target(name, ok, {"pushtrail_s": p, "sqlite3_s": s, "jq_s": j},
                                 "<= sqlite3, >= 1000x jq")
                 if s is None or j is None:
-                    status += " (baseline skipped)"
+                    status += " (%s not run)" % " and ".join(
+                        n for n, v in (("sqlite3", s), ("jq", j)) if v is None)
             rows.append([labels[name] + " (ms)", fmt_time(d["pushtrail"], "ms"),
                          fmt_time(d["sqlite3"], "ms") if d.get("sqlite3") else "—",
                          ("jq: " + fmt_time(d["jq"], "s")) if d.get("jq") else "—",
@@ -808,8 +809,10 @@ COMMIT;
         if la:
             lines.append("1-minute load average at the start of the timed runs: median %.2f, max %.2f "
                          "(2 means both cores busy before the run began)." % (la["median"], la["max"]))
-        lines.append("Medians (min–max) of %d ingest/verify/audit runs, %d query runs (fresh process each, after 2 warm-up runs), %d jq run(s)." % (
-            s["ingest_reps"], s["query_reps"], s["jq_reps"]))
+        skipped = s.get("skip", [])
+        jq = "no jq runs" if ("jq" in skipped or not s["jq_reps"]) else "%d jq run(s)" % s["jq_reps"]
+        lines.append("Medians (min–max) of %d ingest/verify/audit runs, %d query runs (fresh process each, after 2 warm-up runs), %s%s." % (
+            s["ingest_reps"], s["query_reps"], jq, "; skipped: " + ", ".join(skipped) if skipped else ""))
         lines.append("")
         lines.append("| measurement | pushtrail | sqlite3 | other baseline | ratio | target | result |")
         lines.append("|---|---|---|---|---|---|---|")
@@ -821,8 +824,11 @@ COMMIT;
         lines.append("Targets met: %d of %d%s." % (sum(1 for x in done if x["met"]), len(done),
                      "" if len(done) == len(tg) else
                      " (the 1M → 10M growth needs results for both sizes in bench-results/)"))
-        bad = [k for k, c in res.get("checks", {}).items() if not c["ok"]]
-        lines.append("Selection check (pushtrail, sqlite3 and jq return the same events): %s." % (
+        checks = res.get("checks", {})
+        bad = [k for k, c in checks.items() if not c["ok"]]
+        tools = ["pushtrail"] + [t for t in ("sqlite3", "jq") if any(t in c for c in checks.values())]
+        lines.append("Selection check (%s return the same events as the generator's data): %s." % (
+            ", ".join(tools[:-1]) + " and " + tools[-1] if len(tools) > 1 else tools[0],
             "ok" if not bad else "MISMATCH in " + ", ".join(bad)))
         return "\n".join(lines)
 

@@ -27,8 +27,10 @@ def main(argv):
     batch = 12288
     if len(argv) == 5 and argv[3] == "--batch":
         batch = int(argv[4])
-    name = ctypes.util.find_library("lmdb") or "liblmdb.so.0"
-    lib = ctypes.CDLL(name)
+    try:
+        lib = ctypes.CDLL("liblmdb.so.0")   # Debian's name; find_library runs ldconfig/gcc
+    except OSError:
+        lib = ctypes.CDLL(ctypes.util.find_library("lmdb") or "liblmdb.so")
     vp = ctypes.c_void_p
     lib.mdb_strerror.restype = ctypes.c_char_p
     lib.mdb_env_create.argtypes = [ctypes.POINTER(vp)]
