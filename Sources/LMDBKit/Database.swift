@@ -85,31 +85,6 @@ public struct Database: Sendable {
         }
     }
 
-    /// Stores `value` at `key` unless the key is there; returns the stored value when it
-    /// is (one tree search for "look up, insert if absent").
-    public func insertIfAbsent(
-        _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, in txn: Transaction
-    ) throws -> UnsafeRawBufferPointer? {
-        var k = MDB_val(key)
-        var v = MDB_val(value)
-        let rc = mdb_put(txn.handle, dbi, &k, &v, UInt32(MDB_NOOVERWRITE))
-        if rc == MDB_KEYEXIST { return v.buffer }
-        try check(rc, "mdb_put")
-        return nil
-    }
-
-    /// Reserves `size` bytes for the value at `key` and lets `fill` write them in place
-    /// (no intermediate copy). `fill` must write every byte.
-    public func reserve(
-        _ key: UnsafeRawBufferPointer, size: Int, flags: PutFlags = [], in txn: Transaction,
-        _ fill: (UnsafeMutableRawBufferPointer) throws -> Void
-    ) throws {
-        var k = MDB_val(key)
-        var v = MDB_val(mv_size: size, mv_data: nil)
-        try check(mdb_put(txn.handle, dbi, &k, &v, flags.rawValue | UInt32(MDB_RESERVE)), "mdb_put")
-        try fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: size))
-    }
-
     /// Deletes `key` (and with a `value`, only that duplicate). Returns false when absent.
     @discardableResult
     public func delete(_ key: [UInt8], value: [UInt8]? = nil, in txn: Transaction) throws -> Bool {
