@@ -82,4 +82,31 @@ enum Render {
     static func oneLine(_ s: String) -> String {
         String(String.UnicodeScalarView(s.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F || (0x80..<0xA0).contains($0.value) ? "␣" : $0 }))
     }
+
+    /// The event that relative times in a timeline are measured from: the last action
+    /// (what support asks about: "I pressed complete and…"), else the last event.
+    static func anchor(in events: [LoadedEvent]) -> LoadedEvent? {
+        events.last { $0.event.type == .action } ?? events.last
+    }
+
+    /// "the complete", "the notification", "the delivery": how a line names the anchor.
+    static func anchorName(_ event: Event) -> String {
+        switch event.body {
+        case .action(let a): "the " + a.action.rawValue.replacingUnderscores
+        case .notification: "the notification"
+        case .delivery: "the delivery"
+        }
+    }
+
+    /// "3 days before the complete", or "← the complete" on the anchor itself.
+    static func relative(_ loaded: LoadedEvent, to anchor: LoadedEvent?) -> String? {
+        guard let anchor else { return nil }
+        if anchor.seq == loaded.seq { return "← \(anchorName(anchor.event))" }
+        return RelativeTime.describe(loaded.event.at, relativeTo: anchor.event.at) + " " + anchorName(anchor.event)
+    }
+}
+
+extension String {
+    /// `mark_in_progress` → `mark in progress`.
+    fileprivate var replacingUnderscores: String { String(map { $0 == "_" ? " " : $0 }) }
 }

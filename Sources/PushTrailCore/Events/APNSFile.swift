@@ -96,9 +96,13 @@ public enum SafeFileName {
     /// `<stem>-<seq>.apns` (with an optional numeric prefix), cut so the whole name
     /// stays within 255 bytes and keeps its `-<seq>.apns` end.
     public static func apns(stem: String, seq: UInt64, prefix: String = "") -> String {
-        let tail = "-\(seq).apns"
+        named(stem: stem, tail: "-\(seq).apns", prefix: prefix)
+    }
+
+    /// `prefix + stem + tail` with `stem` made safe and cut so the name stays within
+    /// 255 bytes; `prefix` and `tail` must already be safe.
+    public static func named(stem: String, tail: String, prefix: String = "") -> String {
         let budget = 255 - tail.utf8.count - prefix.utf8.count
-        let safe = component(stem)
-        return prefix + String(safe.prefix(budget)) + tail
+        return prefix + String(component(stem).prefix(budget)) + tail
     }
 }

@@ -26,19 +26,23 @@ public struct TaskReport: Sendable {
     public var history: [HistoryEntry]
 }
 
-/// One event of a thread with the task state after it.
-public struct ThreadEntry: Sendable {
+/// One event of a timeline (a thread, a task, a user's events) with the state of its
+/// task after it.
+public struct TimelineEntry: Sendable {
     public var loaded: LoadedEvent
     public var taskID: Int64?
     public var taskState: TaskState?
     public var transition: Transition?
     public var findings: [Finding]
+    /// False for an event outside the selection that is listed only because it moved
+    /// its task's state (see `timeline(_:stateChanges:)`).
+    public var member = true
 }
 
 /// A thread's timeline as of a horizon.
 public struct ThreadReport: Sendable {
     public var threadID: String
-    public var entries: [ThreadEntry]
+    public var entries: [TimelineEntry]
 }
 
 extension StoreReader {
@@ -107,8 +111,34 @@ extension StoreReader {
     public func threadReport(_ threadID: String, horizon: Horizon?, maskTokens: @escaping (String) -> String) throws -> ThreadReport? {
         let members = try threadEvents(threadID, horizon: horizon)
         guard !members.isEmpty else { return nil }
+        return ThreadReport(threadID: threadID, entries: try timeline(members, horizon: horizon, maskTokens: maskTokens))
+    }
+
+    /// A task's events and the deliveries of its notifications, in timeline order.
+    public func taskTimelineEvents(_ taskID: Int64, horizon: Horizon?) throws -> [LoadedEvent] {
+        let own = try taskEvents(taskID, horizon: horizon)
+        var all = Set(own.map(\.seq))
+        for loaded in own where loaded.event.type == .notification {
+            all.formUnion(try seqs(.refs, key: loaded.event.identityKey))
+        }
+        return all.count == own.count ? own : try load(seqs: Array(all), horizon: horizon)
+    }
+
+    /// A user's events at or after `since`, in timeline order.
+    public func userEvents(_ user: String, since: Timestamp?, horizon: Horizon?) throws -> [LoadedEvent] {
+        try load(seqs: seqs(.users, key: Array(user.utf8)), horizon: horizon).filter { loaded in
+            since.map { loaded.event.at >= $0 } ?? true
+        }
+    }
+
+    /// `members` annotated with the state of their task after each, and their
+    /// findings. The tasks' events outside `members` move their state too, so they are
+    /// folded (as of `horizon`); with `stateChanges` those that changed the state are
+    /// listed as well, marked as not members.
+    public func timeline(
+        _ members: [LoadedEvent], horizon: Horizon?, stateChanges: Bool = false, maskTokens: @escaping (String) -> String
+    ) throws -> [TimelineEntry] {
         let context = IndexedAuditContext(reader: self, horizon: horizon)
-        // The tasks' own events outside the thread move their state too.
         var taskIDs = Set<Int64>()
         for m in members {
             if let t = m.event.taskID ?? m.event.referencedNotificationID.flatMap({ context.notification($0)?.taskID }) {
@@ -122,16 +152,18 @@ extension StoreReader {
         }
         let memberSeqs = Set(members.map(\.seq))
         var analyzer = Analyzer(context: context, maskTokens: maskTokens)
-        var entries: [ThreadEntry] = []
+        var entries: [TimelineEntry] = []
         for position in all.keys.sorted() {
             let loaded = all[position]!
             let analysis = analyzer.process(loaded.event, seq: loaded.seq)
-            guard memberSeqs.contains(loaded.seq) else { continue }
-            entries.append(ThreadEntry(
+            let member = memberSeqs.contains(loaded.seq)
+            let changed = analysis.transition.map { $0.from != $0.to } ?? false
+            guard member || (stateChanges && changed) else { continue }
+            entries.append(TimelineEntry(
                 loaded: loaded, taskID: analysis.taskID, taskState: analysis.stateAfter,
-                transition: analysis.transition, findings: analysis.findings))
+                transition: analysis.transition, findings: member ? analysis.findings : [], member: member))
         }
-        return ThreadReport(threadID: threadID, entries: entries)
+        return entries
     }
 }
 

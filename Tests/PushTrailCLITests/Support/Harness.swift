@@ -212,10 +212,11 @@ enum Binary {
 
     /// Starts the executable with `arguments`. The environment is the test runner's
     /// without any `PUSHTRAIL_*` or colour settings, plus `environment`. With `umask`,
-    /// the process runs under that umask (through `/bin/sh`).
+    /// the process runs under that umask (through `/bin/sh`); with `directory`, in that
+    /// working directory.
     static func start(
         _ arguments: [String], input: Input = .none, environment: [String: String] = [:], umask: String? = nil,
-        timeout: TimeInterval = 300
+        directory: String? = nil, timeout: TimeInterval = 300
     ) throws -> Running {
         let executable = try path()
         let scratch = try TempDir()
@@ -236,6 +237,7 @@ enum Binary {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHTRAIL_") && $0.key != "NO_COLOR" }
         env.merge(environment) { _, new in new }
         process.environment = env
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.standardOutput = FileHandle(forWritingAtPath: outPath)
         process.standardError = FileHandle(forWritingAtPath: errPath)
         var pipe: Pipe?
@@ -267,9 +269,10 @@ enum Binary {
 
     /// Runs the executable to completion.
     static func run(
-        _ arguments: [String], input: Input = .none, environment: [String: String] = [:], umask: String? = nil
+        _ arguments: [String], input: Input = .none, environment: [String: String] = [:], umask: String? = nil,
+        directory: String? = nil
     ) throws -> Outcome {
-        try start(arguments, input: input, environment: environment, umask: umask).wait()
+        try start(arguments, input: input, environment: environment, umask: umask, directory: directory).wait()
     }
 }
 

@@ -1,0 +1,111 @@
+import PushTrailCore
+
+/// `pushtrail report`: a timeline as one self-contained HTML page, for tickets.
+enum ReportCommand: Command {
+    static let spec = CommandSpec(
+        name: "report",
+        summary: "Write a self-contained HTML page of a thread, a task or a user's events, notifications drawn as the user saw them.",
+        usage: [
+            "report --thread ID [--at T] [-o FILE.html]",
+            "report --task N [--at T] [-o FILE.html]",
+            "report --user U --since T [--at T] [-o FILE.html]",
+        ],
+        options: [
+            .option("thread", "ID", "the thread's timeline (as `pushtrail thread` shows it)"),
+            .option("task", "N", "the task's events and the delivery answers to its notifications"),
+            .option("user", "U", "the user's events (with --since)"),
+            .option("since", "T", "with --user: from T on (RFC 3339, a date, -7d, …)"),
+            .option("at", "T", "as of T: RFC 3339, a date, now, -2h, -7d, or @SEQ"),
+            .option("output", short: "o", "FILE", "where to write (- for standard output; default <subject>-report.html)", completion: .file),
+            .option("app-name", "NAME", "the app name on the notification cards (default: the last part of the topic)"),
+            .flag("force", "overwrite an existing file"),
+        ],
+        discussion: """
+            The page holds everything it shows (no scripts, no external assets) and opens
+            offline: each notification as an iOS banner with its category's buttons, the
+            actions pressed and the server's answers, APNs delivery answers, the task's
+            state after each event, and audit findings where they occur. The header holds
+            the store's chain head, so the page can be checked against the log later.
+            Payload text is escaped; the page's Content-Security-Policy forbids scripts.
+            """)
+
+    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+        let selectors = ["thread", "task", "user"].filter { arguments.value($0) != nil }
+        guard selectors.count == 1, arguments.operands.isEmpty else {
+            throw UsageError(selectors.count > 1 ? "give only one of --thread, --task, --user"
+                                                 : "name what to report: --thread ID, --task N or --user U --since T", command: "report")
+        }
+        let taskID = try arguments.value("task").map { text -> Int64 in
+            guard let n = Int64(text) else { throw UsageError("--task takes an integer task id, not \(text)", command: "report") }
+            return n
+        }
+        let user = arguments.value("user")
+        if user != nil && arguments.value("since") == nil {
+            throw UsageError("--user needs --since T, e.g. --since -7d", command: "report")
+        }
+        if user == nil && arguments.value("since") != nil { throw UsageError("--since goes with --user", command: "report") }
+        let since: Timestamp? = try context.horizon(arguments, "since").map { horizon in
+            guard case .time(let t) = horizon else { throw UsageError("--since takes a time, not @SEQ", command: "report") }
+            return t
+        }
+        let horizon = try context.horizon(arguments, "at")
+        let store = try context.openStore(arguments, create: false)
+        let mask = { (token: String) in context.token(token, arguments) }
+
+        let subject: String
+        let stem: String
+        var query = ["pushtrail", "report"]
+        if let thread = arguments.value("thread") {
+            (subject, stem) = ("thread \(thread)", thread)
+            query += ["--thread", thread]
+        } else if let taskID {
+            (subject, stem) = ("task \(taskID)", "task-\(taskID)")
+            query += ["--task", String(taskID)]
+        } else {
+            (subject, stem) = ("user \(user!) since \(since!)", "user-\(user!)")
+            query += ["--user", user!, "--since", since!.description]
+        }
+        if let at = arguments.value("at") { query += ["--at", at] }
+
+        let (entries, head) = try store.read { reader -> ([TimelineEntry], ChainHead) in
+            let members: [LoadedEvent]
+            if let thread = arguments.value("thread") {
+                members = try reader.threadEvents(thread, horizon: horizon)
+            } else if let taskID {
+                members = try reader.taskTimelineEvents(taskID, horizon: horizon)
+            } else {
+                members = try reader.userEvents(user!, since: since, horizon: horizon)
+            }
+            guard !members.isEmpty else { return ([], try reader.head()) }
+            return (try reader.timeline(members, horizon: horizon, stateChanges: true, maskTokens: mask), try reader.head())
+        }
+        guard !entries.isEmpty else {
+            throw CommandError.notFound("no events for \(subject)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
+        }
+        let topic = entries.lazy.compactMap { $0.loaded.event.notification?.topic }.first
+        let content = ReportContent(
+            subject: subject, query: query.map(shellQuoted).joined(separator: " "),
+            asOf: Render.asOf(horizon, head: head.seq), head: head, storePath: store.path, madeAt: context.clock(),
+            appName: arguments.value("app-name") ?? topic.flatMap { $0.split(separator: ".").last.map(String.init) } ?? "App",
+            entries: entries, token: { context.token($0, arguments) })
+        let page = Array(HTMLReport.render(content).utf8)
+
+        let output = arguments.value("output") ?? SafeFileName.named(stem: stem, tail: "-report.html")
+        if output == "-" {
+            context.stdout.write(bytes: page)
+            return ExitStatus.success
+        }
+        let file = try OutputFile.create(output, overwrite: arguments.flag("force"))
+        defer { file.close() }
+        try file.write(page)
+        let findings = entries.reduce(0) { $0 + $1.findings.count }
+        context.stderr.line("pushtrail: wrote \(output) (\(entries.filter(\.member).count) events, \(findings) finding\(findings == 1 ? "" : "s"), as of \(content.asOf))")
+        return ExitStatus.success
+    }
+
+    /// `s` as a shell word: bare when it is plainly safe, else in single quotes.
+    static func shellQuoted(_ s: String) -> String {
+        let plain = !s.isEmpty && s.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.:/@+=,".unicodeScalars.contains($0)) }
+        return plain ? s : "'" + s.replacing("'", with: "'\\''") + "'"
+    }
+}

@@ -1,0 +1,308 @@
+import PushTrailCore
+
+/// What a report shows: a timeline and where it came from.
+struct ReportContent {
+    /// "thread task-1102", "task 1102", "user u_alice since 2026-11-01T00:00:00Z".
+    var subject: String
+    /// The command line that selects the same events.
+    var query: String
+    var asOf: String
+    var head: ChainHead
+    var storePath: String
+    var madeAt: Timestamp
+    /// The app's name on the notification cards.
+    var appName: String
+    var entries: [TimelineEntry]
+    /// Device tokens as they may be shown (masked unless asked otherwise).
+    var token: (String?) -> String
+}
+
+/// A self-contained HTML page of a timeline, notifications drawn as iOS shows them.
+///
+/// Safety: every string from the store goes through `escape` into text content; none
+/// reaches an attribute, a URL, a style or a script. Attributes hold only values this
+/// file makes (class names, seq numbers, RFC 3339 times). The page loads nothing and
+/// its Content-Security-Policy forbids scripts, so it opens offline and inert.
+public enum HTMLReport {
+    static func render(_ c: ReportContent) -> String {
+        var h = Builder()
+        let anchor = Render.anchor(in: c.entries.map(\.loaded))
+        let findings = c.entries.reduce(0) { $0 + $1.findings.count }
+        h.raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
+        h.raw("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n")
+        h.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
+        h.raw("<meta name=\"generator\" content=\"pushtrail \(PushTrail.version)\">\n")
+        h.raw("<title>")
+        h.text("pushtrail · \(c.subject)")
+        h.raw("</title>\n<style>\(stylesheet)</style>\n</head>\n<body>\n<header>\n<h1>")
+        h.text(c.subject)
+        h.raw("</h1>\n<dl class=\"facts\">\n")
+        h.fact("Query", code: c.query)
+        h.fact("As of", c.asOf)
+        h.fact("Chain head", code: "@\(c.head.seq) \(c.head.hex)")
+        h.fact("Store", code: c.storePath)
+        h.fact("Report made", c.madeAt.description)
+        var counts: [EventType: Int] = [:]
+        for e in c.entries where e.member { counts[e.loaded.event.type, default: 0] += 1 }
+        h.fact("Events", EventType.allCases.map { counted(counts[$0, default: 0], $0) }.joined(separator: " · "))
+        if let anchor { h.fact("Times relative to", "\(Render.anchorName(anchor.event)) (#\(anchor.seq), \(anchor.event.at))") }
+        h.raw("</dl>\n")
+        if findings > 0 {
+            h.raw("<p class=\"alert\">⚠ ")
+            h.text("\(findings) audit finding\(findings == 1 ? "" : "s") in this timeline, highlighted below.")
+            h.raw("</p>\n")
+        }
+        tasks(&h, c.entries)
+        h.raw("</header>\n<main>\n<ol class=\"timeline\">\n")
+        for entry in c.entries { self.entry(&h, entry, c, anchor: anchor) }
+        h.raw("</ol>\n</main>\n<footer>")
+        h.text("Made by pushtrail \(PushTrail.version). Check the store with `pushtrail verify`; a chain head that differs from @\(c.head.seq) \(c.head.hex) means the log changed after this report.")
+        h.raw("</footer>\n</body>\n</html>\n")
+        return h.out
+    }
+
+    /// The tasks of the timeline and their state after its last event.
+    private static func tasks(_ h: inout Builder, _ entries: [TimelineEntry]) {
+        var order: [Int64] = []
+        var state: [Int64: TaskState] = [:]
+        var named: [Int64: PushNotification] = [:]
+        for e in entries {
+            guard let t = e.taskID, let s = e.taskState else { continue }
+            if state[t] == nil { order.append(t) }
+            state[t] = s
+            if let n = e.loaded.event.notification { named[t] = n }
+        }
+        guard !order.isEmpty else { return }
+        h.raw("<table class=\"tasks\">\n<thead><tr><th>Task</th><th>Name</th><th>Residence</th><th>State at the end</th></tr></thead>\n<tbody>\n")
+        for t in order {
+            let (s, n) = (state[t]!, named[t])
+            h.raw("<tr><td>")
+            h.text(String(t))
+            h.raw("</td><td>")
+            h.text(n?.taskName ?? "")
+            h.raw("</td><td>")
+            h.text(n?.residenceName ?? "")
+            h.raw("</td><td><span class=\"state \(s.rawValue)\">")
+            h.text(s.rawValue)
+            h.raw("</span></td></tr>\n")
+        }
+        h.raw("</tbody>\n</table>\n")
+    }
+
+    private static func entry(_ h: inout Builder, _ entry: TimelineEntry, _ c: ReportContent, anchor: LoadedEvent?) {
+        let e = entry.loaded.event
+        let flagged = entry.findings.isEmpty ? "" : " flagged"
+        let outside = entry.member ? "" : " outside"
+        h.raw("<li class=\"entry \(e.type)\(flagged)\(outside)\" id=\"seq-\(entry.loaded.seq)\">\n<div class=\"when\"><time datetime=\"\(e.at)\">")
+        h.text(e.at.description)
+        h.raw("</time>")
+        if let relative = Render.relative(entry.loaded, to: anchor) {
+            h.raw("<span class=\"relative\">")
+            h.text(relative)
+            h.raw("</span>")
+        }
+        h.raw("<span class=\"seq\">#\(entry.loaded.seq)</span></div>\n<div class=\"what\">\n")
+        if !entry.member {
+            h.tag("p", "note", "Not part of \(c.subject): shown because it changed the task's state.")
+        }
+        switch e.body {
+        case .notification(let n): notification(&h, n, e, c)
+        case .action(let a): action(&h, a, e)
+        case .delivery(let d): delivery(&h, d, e)
+        }
+        var meta = ["id \(e.id)", "user \(e.user)"]
+        if e.device != nil { meta.append("device \(c.token(e.device))") }
+        if let ref = e.referencedNotificationID { meta.append("for notification \(ref)") }
+        h.raw("<p class=\"meta\">")
+        h.text(meta.joined(separator: " · "))
+        h.raw("</p>\n")
+        if let t = entry.taskID, let s = entry.taskState {
+            if let tr = entry.transition, tr.from != tr.to {
+                h.raw("<p class=\"change\">task ")
+                h.text(String(t))
+                h.raw(": <span class=\"state \(tr.from.rawValue)\">\(tr.from.rawValue)</span> → <span class=\"state \(s.rawValue)\">\(s.rawValue)</span></p>\n")
+            } else {
+                h.raw("<p class=\"after\">task ")
+                h.text(String(t))
+                h.raw(" is <span class=\"state \(s.rawValue)\">\(s.rawValue)</span></p>\n")
+            }
+        }
+        for f in entry.findings {
+            h.raw("<p class=\"finding\"><strong>⚠ \(f.code.rawValue)</strong> ")
+            h.text(f.message)
+            h.raw("</p>\n")
+        }
+        h.raw("</div>\n</li>\n")
+    }
+
+    /// The banner as iOS draws it, with the buttons of its category below.
+    private static func notification(_ h: inout Builder, _ n: PushNotification, _ e: Event, _ c: ReportContent) {
+        h.raw("<div class=\"banner\">\n<div class=\"app\"><span class=\"icon\">")
+        h.text(String(c.appName.first.map(String.init)?.uppercased() ?? "?"))
+        h.raw("</span><span class=\"name\">")
+        h.text(c.appName)
+        h.raw("</span><span class=\"clock\">")
+        h.text(clockTime(e.at))
+        h.raw("</span></div>\n")
+        if let title = n.title { h.tag("p", "title", title) }
+        if let subtitle = n.subtitle { h.tag("p", "subtitle", subtitle) }
+        if let body = n.body { h.tag("p", "body", body) }
+        if n.title == nil && n.subtitle == nil && n.body == nil { h.tag("p", "body empty", "(no alert text: a silent or badge-only push)") }
+        h.raw("</div>\n")
+        let buttons = Category.buttons(of: n.category)
+        if !buttons.isEmpty {
+            h.raw("<ul class=\"buttons\">")
+            for b in buttons { h.raw("<li>\(label(b))</li>") }
+            h.raw("</ul>\n")
+        }
+        var meta = ["category \(n.category ?? "(none)")"]
+        if Category(rawValue: n.category ?? "") == nil { meta.append("not registered by the app: no buttons") }
+        if let type = n.notificationType { meta.append(type) }
+        if let types = n.buttons { meta.append("button_types [\(types.joined(separator: ", "))]") }
+        if let premium = n.isPremium { meta.append(premium ? "premium" : "free") }
+        meta.append("\(n.payloadSize) bytes")
+        h.tag("p", "meta", meta.joined(separator: " · "))
+    }
+
+    private static func action(_ h: inout Builder, _ a: ActionResponse, _ e: Event) {
+        h.raw("<p class=\"press \(a.outcome.rawValue)\">")
+        h.text("\(e.user) pressed ")
+        h.raw("<strong>\(label(a.action))</strong> → <span class=\"outcome\">\(a.outcome.rawValue)</span>")
+        var answer: [String] = []
+        if let s = a.httpStatus { answer.append("HTTP \(s)") }
+        if let m = a.error { answer.append(m) }
+        if !answer.isEmpty {
+            h.raw(" <span class=\"answer\">")
+            h.text(answer.joined(separator: ": "))
+            h.raw("</span>")
+        }
+        h.raw("</p>\n")
+        if !a.changes.isEmpty {
+            h.tag("p", "meta", "changes " + a.changes.map { "\($0.key) = \($0.value)" }.joined(separator: ", "))
+        }
+    }
+
+    private static func delivery(_ h: inout Builder, _ d: Delivery, _ e: Event) {
+        let ok = d.status == 200
+        h.raw("<p class=\"apns \(ok ? "ok" : "failed")\">APNs answered <strong>\(d.status)</strong> ")
+        h.text(d.reason ?? (ok ? "accepted" : ""))
+        h.raw("</p>\n")
+    }
+
+    /// "1 action", "4 deliveries".
+    private static func counted(_ n: Int, _ type: EventType) -> String {
+        "\(n) \(n == 1 ? type.description : type.plural)"
+    }
+
+    /// A button's label as the app shows it ("Mark In Progress").
+    static func label(_ action: ActionKind) -> String {
+        action.rawValue.split(separator: "_").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: " ")
+    }
+
+    /// "08:00" from an RFC 3339 time (UTC), as a banner shows it.
+    private static func clockTime(_ t: Timestamp) -> String {
+        let s = t.description
+        guard let tIndex = s.firstIndex(of: "T") else { return s }
+        return String(s[s.index(after: tIndex)...].prefix(5)) + " UTC"
+    }
+
+    /// Escapes text for HTML content and attribute values.
+    public static func escape(_ s: String) -> String {
+        var out = ""
+        out.reserveCapacity(s.utf8.count)
+        for u in s.unicodeScalars {
+            switch u {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            case "\u{0}": out += "\u{FFFD}"
+            default:
+                // Other controls (but tab and newline) are not allowed in HTML text.
+                if (u.value < 0x20 && u != "\t" && u != "\n") || (0x7F..<0xA0).contains(u.value) {
+                    out += "\u{FFFD}"
+                } else {
+                    out.unicodeScalars.append(u)
+                }
+            }
+        }
+        return out
+    }
+
+    /// Appends markup and escaped text.
+    struct Builder {
+        var out = ""
+        mutating func raw(_ s: String) { out += s }
+        mutating func text(_ s: String) { out += HTMLReport.escape(s) }
+        mutating func tag(_ name: String, _ cls: String, _ text: String) {
+            raw("<\(name) class=\"\(cls)\">")
+            self.text(text)
+            raw("</\(name)>\n")
+        }
+        mutating func fact(_ name: String, _ value: String) {
+            raw("<dt>\(name)</dt><dd>")
+            text(value)
+            raw("</dd>\n")
+        }
+        mutating func fact(_ name: String, code: String) {
+            raw("<dt>\(name)</dt><dd><code>")
+            text(code)
+            raw("</code></dd>\n")
+        }
+    }
+
+    static let stylesheet = """
+
+        :root { color-scheme: light; --ink: #1c1c1e; --dim: #6e6e73; --line: #d8d8dc; --warn: #b25000; --bad: #c41e3a; --good: #1e7b34; }
+        * { box-sizing: border-box; }
+        body { margin: 0 auto; max-width: 980px; padding: 24px; font: 14px/1.45 -apple-system, "SF Pro Text", "Helvetica Neue", Arial, sans-serif; color: var(--ink); background: #f2f2f7; }
+        h1 { font-size: 22px; margin: 0 0 12px; overflow-wrap: anywhere; }
+        code { font: 12px/1.4 ui-monospace, Menlo, Consolas, monospace; overflow-wrap: anywhere; }
+        .facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 0 0 16px; }
+        .facts dt { color: var(--dim); }
+        .facts dd { margin: 0; overflow-wrap: anywhere; }
+        .alert { background: #fff4e5; border: 1px solid #f5c27a; border-radius: 8px; padding: 8px 12px; color: var(--warn); font-weight: 600; }
+        table.tasks { border-collapse: collapse; margin: 8px 0 16px; background: #fff; border-radius: 8px; overflow: hidden; }
+        table.tasks th, table.tasks td { text-align: left; padding: 6px 12px; border-bottom: 1px solid var(--line); }
+        table.tasks th { color: var(--dim); font-weight: 500; }
+        .timeline { list-style: none; margin: 0; padding: 0; border-left: 2px solid var(--line); }
+        .entry { display: grid; grid-template-columns: 210px 1fr; gap: 16px; padding: 12px 0 12px 16px; position: relative; }
+        .entry::before { content: ""; position: absolute; left: -7px; top: 18px; width: 12px; height: 12px; border-radius: 50%; background: var(--dim); }
+        .entry.notification::before { background: #007aff; }
+        .entry.flagged::before { background: var(--warn); }
+        .entry.flagged .what { border-left: 4px solid var(--warn); padding-left: 10px; }
+        .when { color: var(--dim); font-size: 12px; display: flex; flex-direction: column; }
+        .when time { color: var(--ink); font-variant-numeric: tabular-nums; }
+        .seq { font-family: ui-monospace, Menlo, monospace; }
+        .what { min-width: 0; }
+        .what p { margin: 4px 0; overflow-wrap: anywhere; }
+        .banner { max-width: 380px; background: rgba(250, 250, 252, 0.92); border-radius: 16px; padding: 10px 14px 12px; box-shadow: 0 2px 10px rgba(0, 0, 0, 0.12); }
+        .banner .app { display: flex; align-items: center; gap: 6px; color: var(--dim); font-size: 12px; text-transform: uppercase; letter-spacing: 0.02em; }
+        .banner .icon { width: 20px; height: 20px; border-radius: 5px; background: linear-gradient(#ffb340, #ff8c00); color: #fff; display: inline-flex; align-items: center; justify-content: center; font-weight: 700; font-size: 12px; }
+        .banner .name { flex: 1; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+        .banner .title { font-weight: 600; margin: 6px 0 0; }
+        .banner .subtitle { font-weight: 500; margin: 0; }
+        .banner .body { margin: 0; white-space: pre-wrap; }
+        .banner .empty { color: var(--dim); font-style: italic; }
+        .buttons { list-style: none; max-width: 380px; margin: 6px 0 0; padding: 0; background: rgba(250, 250, 252, 0.92); border-radius: 14px; overflow: hidden; box-shadow: 0 2px 10px rgba(0, 0, 0, 0.08); }
+        .buttons li { padding: 10px 14px; color: #007aff; font-size: 15px; border-top: 1px solid var(--line); }
+        .buttons li:first-child { border-top: 0; }
+        .meta { color: var(--dim); font-size: 12px; }
+        .outside { opacity: 0.7; }
+        .entry.outside::before { background: #fff; border: 2px solid var(--dim); }
+        .note { color: var(--dim); font-size: 12px; font-style: italic; }
+        .press { font-size: 15px; }
+        .press .outcome { font-weight: 600; }
+        .press.ok .outcome, .apns.ok strong { color: var(--good); }
+        .press.rejected .outcome { color: var(--warn); }
+        .press.failed .outcome, .apns.failed { color: var(--bad); }
+        .answer { color: var(--dim); }
+        .state { display: inline-block; padding: 0 6px; border-radius: 4px; background: #e5e5ea; font-weight: 600; font-size: 12px; }
+        .state.completed { background: #d6f5dd; } .state.cancelled, .state.deleted { background: #fadadd; } .state.in_progress { background: #dbe9ff; }
+        .finding { background: #fff4e5; border-radius: 6px; padding: 6px 10px; color: var(--warn); }
+        footer { color: var(--dim); font-size: 12px; margin-top: 24px; }
+        @media print { body { background: #fff; } .banner, .buttons { box-shadow: none; border: 1px solid var(--line); } }
+
+        """
+}

@@ -1,0 +1,33 @@
+/// Time between two events in words, for human views: "3 days before", "2 hours
+/// 5 minutes after". Two units at most, truncated, so a reader sees the scale at once.
+public enum RelativeTime {
+    /// `at` relative to `anchor`: "3 days 4 hours before", "45 seconds after", or
+    /// "at the same moment" when they are within a millisecond.
+    public static func describe(_ at: Timestamp, relativeTo anchor: Timestamp) -> String {
+        let delta = at.microseconds - anchor.microseconds
+        let span = duration(delta.magnitude)
+        guard let span else { return "at the same moment" }
+        return span + (delta < 0 ? " before" : " after")
+    }
+
+    /// A duration in words ("3 days 4 hours", "250 ms"); nil under a millisecond.
+    public static func duration(_ microseconds: UInt64) -> String? {
+        let units: [(UInt64, String)] = [
+            (86_400_000_000, "day"), (3_600_000_000, "hour"), (60_000_000, "minute"), (1_000_000, "second"),
+        ]
+        guard microseconds >= 1_000_000 else {
+            let ms = microseconds / 1000
+            return ms == 0 ? nil : "\(ms) ms"
+        }
+        var rest = microseconds
+        var parts: [String] = []
+        for (size, name) in units {
+            let n = rest / size
+            rest %= size
+            if n > 0 { parts.append("\(n) \(name)\(n == 1 ? "" : "s")") }
+            // Two units at most, and only adjacent ones: "1 day 3 minutes" misleads.
+            if !parts.isEmpty && (parts.count == 2 || n == 0) { break }
+        }
+        return parts.joined(separator: " ")
+    }
+}
