@@ -55,7 +55,7 @@ enum AuditCommand: Command {
                     context.stdout.line()
                     context.stdout.line(style.yellow(code.rawValue) + " (\(counts[code]!))")
                     for f in findings where f.code == code {
-                        context.stdout.line("  \(f.at)  " + style.dim("#\(f.seq)".padding(6)) + " " + f.message)
+                        context.stdout.wrappedLine("  \(f.at)  " + style.dim("#\(f.seq)".padding(6)) + " " + f.message, indent: "        ")
                     }
                 }
             }

@@ -136,6 +136,6 @@ enum LogCommand: Command {
         if let t = e.taskID { line += " " + "task \(t)".padding(10) } else { line += " " + String(repeating: " ", count: 10) }
         line += " " + Render.headline(e, style: style)
         if let ref = e.referencedNotificationID { line += style.dim(" → \(ref.prefix(8))…") }
-        context.stdout.line(line)
+        context.stdout.screenLine(line)
     }
 }

@@ -18,6 +18,7 @@ enum ReportCommand: Command {
             .option("at", "T", "as of T: RFC 3339, a date, now, -2h, -7d, or @SEQ"),
             .option("output", short: "o", "FILE", "where to write (- for standard output; default <subject>-report.html)", completion: .file),
             .option("app-name", "NAME", "the app name on the notification cards (default: the last part of the topic)"),
+            Render.relativeToOption,
             .flag("force", "overwrite an existing file"),
         ],
         discussion: """
@@ -87,7 +88,8 @@ enum ReportCommand: Command {
             subject: subject, query: query.map(shellQuoted).joined(separator: " "),
             asOf: Render.asOf(horizon, head: head.seq), head: head, storePath: store.path, madeAt: context.clock(),
             appName: arguments.value("app-name") ?? topic.flatMap { $0.split(separator: ".").last.map(String.init) } ?? "App",
-            entries: entries, token: { context.token($0, arguments) })
+            entries: entries, anchor: try Render.anchor(in: entries.filter(\.member).map(\.loaded), arguments),
+            token: { context.token($0, arguments) })
         let page = Array(HTMLReport.render(content).utf8)
 
         let output = arguments.value("output") ?? SafeFileName.named(stem: stem, tail: "-report.html")

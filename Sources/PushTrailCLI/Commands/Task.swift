@@ -9,6 +9,7 @@ enum TaskCommand: Command {
         options: [
             .option("at", "T", "as of T: RFC 3339, a date, now, -2h, -7d, or @SEQ (what the store knew after event SEQ)"),
             .flag("json", "print the SPEC §5 JSON"),
+            Render.relativeToOption,
         ],
         operands: "TASK_ID",
         discussion: """
@@ -36,6 +37,7 @@ enum TaskCommand: Command {
             return ExitStatus.success
         }
         let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
+        let anchor = try Render.anchor(in: report.history.map(\.loaded), arguments)
         let f = report.snapshot.fields
         var title = "task \(taskID)"
         if let name = f.taskName { title += " · \(Render.oneLine(name))" }
@@ -49,14 +51,17 @@ enum TaskCommand: Command {
         ]
         for (k, v) in rows { context.stdout.line("  " + style.dim(k.padding(12)) + v) }
         context.stdout.line()
-        context.stdout.line(style.bold("history") + " (\(report.history.count) events)")
+        var header = style.bold("history") + " (\(report.history.count) events)"
+        if let anchor { header += style.dim(" · times relative to \(Render.anchorName(anchor.event)) #\(anchor.seq)") }
+        context.stdout.screenLine(header)
         for step in report.history {
             let e = step.loaded.event
             var line = "  \(e.at)  " + style.dim("#\(step.loaded.seq)".padding(6)) + " " + Render.headline(e, style: style)
             line += step.from == step.to ? style.dim("  · \(step.to)") : "  · \(step.from) → \(style.bold(step.to.rawValue))"
-            context.stdout.line(line)
+            context.stdout.screenLine(line)
+            context.stdout.screenLine("        " + style.dim(Render.details(step.loaded, anchor: anchor, context.token(e.device, arguments))))
             for finding in step.findings {
-                context.stdout.line("      " + style.yellow("⚠ \(finding.code.rawValue)") + ": " + finding.message)
+                context.stdout.wrappedLine("        " + style.yellow("⚠ \(finding.code.rawValue)") + ": " + finding.message, indent: "          ")
             }
         }
         return ExitStatus.success

@@ -9,6 +9,7 @@ enum ThreadCommand: Command {
         options: [
             .option("at", "T", "as of T: RFC 3339, a date, now, -2h, -7d, or @SEQ"),
             .flag("json", "print the SPEC §5 JSON"),
+            Render.relativeToOption,
         ],
         operands: "THREAD_ID",
         discussion: """
@@ -36,7 +37,10 @@ enum ThreadCommand: Command {
             return ExitStatus.success
         }
         let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
-        context.stdout.line(style.bold("thread \(Render.oneLine(threadID))") + style.dim(" · \(report.entries.count) events · as of \(asOf)"))
+        let anchor = try Render.anchor(in: report.entries.map(\.loaded), arguments)
+        var header = style.bold("thread \(Render.oneLine(threadID))") + style.dim(" · \(report.entries.count) events · as of \(asOf)")
+        if let anchor { header += style.dim(" · times relative to \(Render.anchorName(anchor.event)) #\(anchor.seq)") }
+        context.stdout.screenLine(header)
         for entry in report.entries {
             let e = entry.loaded.event
             var line = "\(e.at)  " + style.dim("#\(entry.loaded.seq)".padding(6)) + " " + Render.headline(e, style: style)
@@ -47,17 +51,14 @@ enum ThreadCommand: Command {
                     line += style.dim("  · task \(t): \(s)")
                 }
             }
-            context.stdout.line(line)
-            var detail: [String] = ["id \(e.id)", "user \(e.user)"]
-            if e.device != nil { detail.append("device \(context.token(e.device, arguments))") }
+            context.stdout.screenLine(line)
             if let n = e.notification {
-                if let sub = n.subtitle { context.stdout.line("      " + Render.oneLine(sub)) }
-                if n.title != nil, let body = n.body { context.stdout.line("      " + Render.oneLine(body)) }
+                if let sub = n.subtitle { context.stdout.screenLine("      " + Render.oneLine(sub)) }
+                if n.title != nil, let body = n.body { context.stdout.screenLine("      " + Render.oneLine(body)) }
             }
-            if let ref = e.referencedNotificationID { detail.append("for notification \(ref)") }
-            context.stdout.line("      " + style.dim(detail.joined(separator: " · ")))
+            context.stdout.screenLine("      " + style.dim(Render.details(entry.loaded, anchor: anchor, context.token(e.device, arguments))))
             for finding in entry.findings {
-                context.stdout.line("      " + style.yellow("⚠ \(finding.code.rawValue)") + ": " + finding.message)
+                context.stdout.wrappedLine("      " + style.yellow("⚠ \(finding.code.rawValue)") + ": " + finding.message, indent: "        ")
             }
         }
         return ExitStatus.success

@@ -13,6 +13,8 @@ struct ReportContent {
     /// The app's name on the notification cards.
     var appName: String
     var entries: [TimelineEntry]
+    /// The event times are shown relative to.
+    var anchor: LoadedEvent?
     /// Device tokens as they may be shown (masked unless asked otherwise).
     var token: (String?) -> String
 }
@@ -26,7 +28,7 @@ struct ReportContent {
 public enum HTMLReport {
     static func render(_ c: ReportContent) -> String {
         var h = Builder()
-        let anchor = Render.anchor(in: c.entries.map(\.loaded))
+        let anchor = c.anchor
         let findings = c.entries.reduce(0) { $0 + $1.findings.count }
         h.raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
         h.raw("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n")

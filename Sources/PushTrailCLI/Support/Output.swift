@@ -17,6 +17,8 @@ public final class OutputStream: @unchecked Sendable {
     public private(set) var captured: [UInt8] = []
     /// Whether this stream is a terminal (colour and progress lines only then).
     public let isTerminal: Bool
+    /// The terminal's width, when this stream is one and the width is known.
+    public let columns: Int?
 
     /// Write through at once (stderr: messages must interleave with progress).
     private let autoflush: Bool
@@ -26,14 +28,16 @@ public final class OutputStream: @unchecked Sendable {
         self.fd = fd
         self.autoflush = autoflush
         self.isTerminal = isatty(fd) == 1
+        self.columns = isTerminal ? Terminal.columns(fd: fd) : nil
         buffer.reserveCapacity(1 << 16)
     }
 
     /// A stream that keeps what is written (for tests).
-    public init(capturingAsTerminal: Bool = false) {
+    public init(capturingAsTerminal: Bool = false, columns: Int? = nil) {
         self.fd = nil
         self.autoflush = false
         self.isTerminal = capturingAsTerminal
+        self.columns = capturingAsTerminal ? columns : nil
     }
 
     public var text: String { String(decoding: captured, as: UTF8.self) }
@@ -57,6 +61,18 @@ public final class OutputStream: @unchecked Sendable {
     }
 
     public func line(_ s: String = "") { write(s + "\n") }
+
+    /// A line for a screen: cut to the terminal's width (on a terminal only).
+    func screenLine(_ s: String) {
+        line(columns.map { Terminal.truncate(s, to: $0) } ?? s)
+    }
+
+    /// A message for a screen: wrapped at the terminal's width with `indent` on the
+    /// following lines (on a terminal only).
+    func wrappedLine(_ s: String, indent: String) {
+        guard let columns else { return line(s) }
+        for l in Terminal.wrap(s, width: columns, indent: indent) { line(l) }
+    }
 
     /// Writes out the buffer; throws `BrokenPipe` when the reader has gone.
     func flush() throws {

@@ -83,11 +83,24 @@ enum Render {
         String(String.UnicodeScalarView(s.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F || (0x80..<0xA0).contains($0.value) ? "␣" : $0 }))
     }
 
-    /// The event that relative times in a timeline are measured from: the last action
-    /// (what support asks about: "I pressed complete and…"), else the last event.
-    static func anchor(in events: [LoadedEvent]) -> LoadedEvent? {
-        events.last { $0.event.type == .action } ?? events.last
+    /// The event that relative times in a timeline are measured from: the one
+    /// `--relative-to` names (an id or @SEQ of the timeline), else the last button
+    /// press (what support asks about: "I pressed complete and…"), else the last
+    /// action, else the last event.
+    static func anchor(in events: [LoadedEvent], _ arguments: Arguments? = nil) throws -> LoadedEvent? {
+        if let wanted = arguments?.value("relative-to") {
+            let seq = wanted.hasPrefix("@") ? UInt64(wanted.dropFirst()) : nil
+            guard let found = events.first(where: { $0.event.id == wanted || $0.seq == seq }) else {
+                throw UsageError("--relative-to \(oneLine(wanted)) is not an event of this timeline: give an id or @SEQ it lists")
+            }
+            return found
+        }
+        return events.last { $0.event.actionResponse.map { $0.action != .open && $0.action != .dismiss } ?? false }
+            ?? events.last { $0.event.type == .action } ?? events.last
     }
+
+    static let relativeToOption = OptionSpec.option(
+        "relative-to", "EVENT", "show times relative to this event (an id or @SEQ; default: the last button pressed)")
 
     /// "the complete", "the notification", "the delivery": how a line names the anchor.
     static func anchorName(_ event: Event) -> String {
@@ -96,6 +109,17 @@ enum Render {
         case .notification: "the notification"
         case .delivery: "the delivery"
         }
+    }
+
+    /// The second line of a timeline entry: when relative to the anchor, and whose.
+    static func details(_ loaded: LoadedEvent, anchor: LoadedEvent?, _ device: String) -> String {
+        let e = loaded.event
+        var parts: [String] = []
+        if let relative = relative(loaded, to: anchor) { parts.append(relative) }
+        parts += ["id \(oneLine(e.id))", "user \(oneLine(e.user))"]
+        if e.device != nil { parts.append("device \(device)") }
+        if let ref = e.referencedNotificationID { parts.append("for notification \(oneLine(ref))") }
+        return parts.joined(separator: " · ")
     }
 
     /// "3 days before the complete", or "← the complete" on the anchor itself.
