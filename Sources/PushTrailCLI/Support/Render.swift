@@ -54,7 +54,7 @@ enum Render {
     static func headline(_ event: Event, style: Style) -> String {
         switch event.body {
         case .notification(let n):
-            var s = "notification \(style.bold(n.category ?? "(no category)"))"
+            var s = "notification \(style.bold(n.category.map(oneLine) ?? "(no category)"))"
             let buttons = Category.buttons(of: n.category).map(\.rawValue)
             s += buttons.isEmpty ? " (no buttons)" : " [\(buttons.joined(separator: ", "))]"
             if let title = n.title ?? n.body { s += " \"\(oneLine(title))\"" }
@@ -73,7 +73,7 @@ enum Render {
             return s
         case .delivery(let d):
             let ok = d.status == 200
-            let text = "delivery \(d.status)\(d.reason.map { " " + $0 } ?? (ok ? " accepted" : ""))"
+            let text = "delivery \(d.status)\(d.reason.map { " " + oneLine($0) } ?? (ok ? " accepted" : ""))"
             return ok ? text : style.red(text)
         }
     }
