@@ -13,7 +13,7 @@ public enum PushTrail {
 
     static let commands: [any Command.Type] = [
         IngestCommand.self, ImportCommand.self, LogCommand.self, ThreadCommand.self, TaskCommand.self,
-        ShowCommand.self, ExportCommand.self, AuditCommand.self, VerifyCommand.self, HeadCommand.self,
+        ShowCommand.self, ExportCommand.self, ReplayCommand.self, AuditCommand.self, VerifyCommand.self, HeadCommand.self,
         StatsCommand.self, CompletionCommand.self, ManpageCommand.self,
     ]
 
