@@ -13,8 +13,8 @@ public enum PushTrail {
 
     static let commands: [any Command.Type] = [
         IngestCommand.self, ImportCommand.self, LogCommand.self, ThreadCommand.self, TaskCommand.self,
-        ShowCommand.self, ExportCommand.self, AuditCommand.self, VerifyCommand.self, HeadCommand.self,
-        StatsCommand.self, ReportCommand.self, CompletionCommand.self, ManpageCommand.self,
+        ShowCommand.self, ExportCommand.self, ReplayCommand.self, ReportCommand.self, AuditCommand.self, VerifyCommand.self,
+        HeadCommand.self, StatsCommand.self, CompletionCommand.self, ManpageCommand.self,
     ]
 
     /// Runs `argv` (without the program name); returns the exit status.

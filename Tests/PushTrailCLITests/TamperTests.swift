@@ -67,7 +67,7 @@ enum TamperKit {
 
     /// Replaces the value of event `seq`.
     static func put(_ path: String, seq: UInt64, _ value: [UInt8]) throws {
-        try edit(path) { events, _, txn in try events.put(Tampering.seqKey(seq), value, in: txn) }
+        _ = try edit(path) { events, _, txn in try events.put(Tampering.seqKey(seq), value, in: txn) }
     }
 
     /// Removes events `seqs` (and nothing else: meta/head and the indexes stay).

@@ -49,7 +49,7 @@ enum SpoiledStore: String, CaseIterable, CustomTestStringConvertible {
             bytes.replaceSubrange((2 * page)..<bytes.count, with: randomBytes(bytes.count - 2 * page))
             try Data(bytes).write(to: URL(fileURLWithPath: data))
         case .newerFormat:
-            try Tampering.write(dir.store, database: "meta") { meta, txn in
+            _ = try Tampering.write(dir.store, database: "meta") { meta, txn in
                 try meta.put(Array("format".utf8), [0, 0, 0, 2], in: txn)
             }
         case .storeIsFile:

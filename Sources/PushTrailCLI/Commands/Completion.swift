@@ -276,7 +276,7 @@ enum ManpageCommand: Command {
             the store directory when \\fB\\-\\-store\\fR is not given (default ./pushtrail.lmdb)
             .TP
             .B PUSHTRAIL_BUNDLE
-            the bundle id for \\fBexport\\fR when neither \\fB\\-\\-bundle\\fR nor the event's topic gives one
+            the bundle id for \\fBexport\\fR and \\fBreplay\\fR when neither \\fB\\-\\-bundle\\fR nor the event's topic gives one
             .TP
             .B NO_COLOR
             never colour the output

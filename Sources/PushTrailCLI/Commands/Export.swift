@@ -118,16 +118,7 @@ enum ExportCommand: Command {
     }
 
     static func write(_ loaded: LoadedEvent, bundle: (LoadedEvent) -> String?, to path: String, _ context: Context, _ arguments: Arguments) throws {
-        let bytes = try APNSFile.export(event: loaded.stored.raw, bundle: bundle(loaded)!)
-        let name = path == "-" ? "standard output" : path
-        if bytes.count > 4096 {
-            context.warn("\(name) is \(bytes.count) bytes, over the 4096 bytes xcrun simctl push accepts")
-        }
-        let category = loaded.event.notification?.category
-        if Category(rawValue: category ?? "") == nil {
-            let known = Category.allCases.map(\.rawValue).joined(separator: ", ")
-            context.warn("category \(category.map { "\"\($0)\"" } ?? "(none)") is not one the app registers (\(known)): the simulator will show no action buttons")
-        }
+        let bytes = try payload(loaded, bundle: bundle(loaded)!, shownAs: path == "-" ? "standard output" : path, context)
         if path == "-" {
             context.stdout.write(bytes: bytes)
             return
@@ -135,6 +126,22 @@ enum ExportCommand: Command {
         let file = try OutputFile.create(path, overwrite: arguments.flag("force"))
         defer { file.close() }
         try file.write(bytes)
+    }
+
+    /// The `.apns` bytes of a notification, warning on stderr (as `name`) when simctl
+    /// would refuse them (over 4096 bytes) or show no buttons (a category the app does
+    /// not register). `replay` pushes the same bytes.
+    static func payload(_ loaded: LoadedEvent, bundle: String, shownAs name: String, _ context: Context) throws -> [UInt8] {
+        let bytes = try APNSFile.export(event: loaded.stored.raw, bundle: bundle)
+        if bytes.count > 4096 {
+            context.warn("\(name) is \(bytes.count) bytes, over the 4096 bytes xcrun simctl push accepts")
+        }
+        let category = loaded.event.notification?.category
+        if Category(rawValue: category ?? "") == nil {
+            let known = Category.allCases.map(\.rawValue).joined(separator: ", ")
+            context.warn("category \(category.map { "\"\(Render.oneLine($0))\"" } ?? "(none)") is not one the app registers (\(known)): the simulator will show no action buttons")
+        }
+        return bytes
     }
 
     static func makeDirectory(_ dir: String) throws {

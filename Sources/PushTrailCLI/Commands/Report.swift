@@ -85,7 +85,7 @@ enum ReportCommand: Command {
         }
         let topic = entries.lazy.compactMap { $0.loaded.event.notification?.topic }.first
         let content = ReportContent(
-            subject: subject, query: query.map(shellQuoted).joined(separator: " "),
+            subject: subject, query: query.map { Render.shellWord($0) }.joined(separator: " "),
             asOf: Render.asOf(horizon, head: head.seq), head: head, storePath: store.path, madeAt: context.clock(),
             appName: arguments.value("app-name") ?? topic.flatMap { $0.split(separator: ".").last.map(String.init) } ?? "App",
             entries: entries, anchor: try Render.anchor(in: entries.filter(\.member).map(\.loaded), arguments),
@@ -103,11 +103,5 @@ enum ReportCommand: Command {
         let findings = entries.reduce(0) { $0 + $1.findings.count }
         context.stderr.line("pushtrail: wrote \(output) (\(entries.filter(\.member).count) events, \(findings) finding\(findings == 1 ? "" : "s"), as of \(content.asOf))")
         return ExitStatus.success
-    }
-
-    /// `s` as a shell word: bare when it is plainly safe, else in single quotes.
-    static func shellQuoted(_ s: String) -> String {
-        let plain = !s.isEmpty && s.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.:/@+=,".unicodeScalars.contains($0)) }
-        return plain ? s : "'" + s.replacing("'", with: "'\\''") + "'"
     }
 }

@@ -54,7 +54,7 @@ enum Render {
     static func headline(_ event: Event, style: Style) -> String {
         switch event.body {
         case .notification(let n):
-            var s = "notification \(style.bold(n.category ?? "(no category)"))"
+            var s = "notification \(style.bold(n.category.map(oneLine) ?? "(no category)"))"
             let buttons = Category.buttons(of: n.category).map(\.rawValue)
             s += buttons.isEmpty ? " (no buttons)" : " [\(buttons.joined(separator: ", "))]"
             if let title = n.title ?? n.body { s += " \"\(oneLine(title))\"" }
@@ -73,9 +73,18 @@ enum Render {
             return s
         case .delivery(let d):
             let ok = d.status == 200
-            let text = "delivery \(d.status)\(d.reason.map { " " + $0 } ?? (ok ? " accepted" : ""))"
+            let text = "delivery \(d.status)\(d.reason.map { " " + oneLine($0) } ?? (ok ? " accepted" : ""))"
             return ok ? text : style.red(text)
         }
+    }
+
+    /// `s` as one sh word: bare when plainly safe (unless `quoted`), else in single
+    /// quotes with each `'` written as `'\''`.
+    static func shellWord(_ s: String, quoted: Bool = false) -> String {
+        let plain = !s.isEmpty && s.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.:/@+=,".unicodeScalars.contains($0))
+        }
+        return plain && !quoted ? s : "'" + s.replacing("'", with: "'\\''") + "'"
     }
 
     /// Text made safe for one terminal line: control characters shown as symbols.
