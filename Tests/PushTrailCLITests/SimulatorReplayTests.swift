@@ -80,7 +80,7 @@ final class StandIn: @unchecked Sendable {
 }
 
 /// A thread of three notifications with an answer after each, hand-written: gaps of
-/// 2.5 s and 3 d 2 h, a title and an error with newlines, a bundle id with a quote.
+/// 2.5 seconds and 3 days 2 hours, a title and an error with newlines, a bundle id with a quote.
 enum Chores {
     static let thread = "chores-1"
     static let n1 = "a1000000-0000-4000-8000-000000000001"
@@ -116,7 +116,7 @@ enum Chores {
         PUSHTRAIL_APNS_1
 
         # 2026-11-20T08:00:01.000Z  #2  delivery 200 accepted · user u_ann
-        # 2.5 s later
+        # 2.5 seconds later
         sleep 2.5
         # push 2/3 #3 TASK_ACTIONABLE "Don't␣forget" · 2026-11-20T08:00:02.500Z · user u_ann
         xcrun simctl push 'Kid'\''s iPhone' 'com.example.honeydue' - <<'PUSHTRAIL_APNS_3'
@@ -124,7 +124,7 @@ enum Chores {
         PUSHTRAIL_APNS_3
 
         # 2026-11-20T09:00:00.000Z  #4  action complete → failed (HTTP 500: Internal␣Server Error) · user u_ann
-        # 3 d 2 h later — waiting 10 s (--max-gap)
+        # 3 days 2 hours later — waiting 10 seconds (--max-gap)
         sleep 10
         # push 3/3 #5 TASK_COMPLETED "Done" · 2026-11-23T10:00:02.500Z · user u_ann
         xcrun simctl push 'Kid'\''s iPhone' 'com.example.o'\''neil' - <<'PUSHTRAIL_APNS_5'
@@ -195,7 +195,7 @@ struct SimulatorReplayTests {
         #expect(plan.steps.map(\.gapMicroseconds) == [0, 3 * Self.second, Self.second, 3 * Self.day, 2 * Self.second])
         // A gap equal to the cap is not shortened.
         #expect(plan.steps.map(\.capped) == [false, true, false, true, false])
-        // The cap applies after the speed: 3 s at speed 2 is 1.5 s, under the cap.
+        // The cap applies after the speed: 3 seconds at speed 2 is 1.5 seconds, under the cap.
         let fast = Self.plan(items, speed: 2, cap: 2 * Self.second)
         #expect(fast.steps.map(\.waitMicroseconds) == [0, 1_500_000, 500_000, 2 * Self.second, Self.second])
         #expect(fast.steps.map(\.capped) == [false, false, false, true, false])
@@ -286,8 +286,8 @@ struct SimulatorReplayTests {
         #expect(r.status == 0, "\(r)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(lines.filter { $0.hasPrefix("sleep ") } == ["sleep 1.25", "sleep 133200"])
-        #expect(lines.contains("# 2.5 s later — waiting 1.25 s"))
-        #expect(lines.contains("# 3 d 2 h later — waiting 1 d 13 h"))
+        #expect(lines.contains("# 2.5 seconds later — waiting 1.25 seconds"))
+        #expect(lines.contains("# 3 days 2 hours later — waiting 1 day 13 hours"))
         #expect(lines.filter { $0.hasPrefix("xcrun ") }.allSatisfy { $0.hasPrefix("xcrun simctl push 'booted' 'com.cli' - <<'PUSHTRAIL_APNS_") })
         #expect(lines.filter { $0.hasPrefix("{\"Simulator Target Bundle\":\"com.cli\",") }.count == 3)
         // A cap shorter than a millisecond rounds to no sleep at all.
@@ -319,7 +319,7 @@ struct SimulatorReplayTests {
             <23>
             PUSHTRAIL_APNS_23
 
-            # 0.037 s later
+            # 0.037 seconds later
             sleep 0.037
             # push 2/4 #24 TASK_ACTIONABLE "Due soon: Clean gutters" · 2026-11-04T08:00:00.217Z · user u_ben · device ae4d…7b86
             xcrun simctl push 'booted' 'com.tt.honeyDue.honeyDueDev' - <<'PUSHTRAIL_APNS_24'
@@ -328,14 +328,14 @@ struct SimulatorReplayTests {
 
             # 2026-11-04T08:00:00.926Z  #25  delivery 200 accepted · user u_ben · device ae4d…7b86
             # 2026-11-04T08:00:01.157Z  #26  delivery 200 accepted · user u_alice · device 9d8a…8928
-            # 4 d later — waiting 10 s (--max-gap)
+            # 4 days later — waiting 10 seconds (--max-gap)
             sleep 10
             # push 3/4 #54 TASK_ACTIONABLE "Due soon: Clean gutters" · 2026-11-08T08:00:00.936Z · user u_alice · device 9d8a…8928
             xcrun simctl push 'booted' 'com.tt.honeyDue.honeyDueDev' - <<'PUSHTRAIL_APNS_54'
             <54>
             PUSHTRAIL_APNS_54
 
-            # 0.037 s later
+            # 0.037 seconds later
             sleep 0.037
             # push 4/4 #55 TASK_ACTIONABLE "Due soon: Clean gutters" · 2026-11-08T08:00:00.973Z · user u_ben · device ae4d…7b86
             xcrun simctl push 'booted' 'com.tt.honeyDue.honeyDueDev' - <<'PUSHTRAIL_APNS_55'
@@ -386,7 +386,7 @@ struct SimulatorReplayTests {
         let dir = try TempDir()
         let store = try Chores.store(dir)
         let standIn = try StandIn()
-        // Planned waits: 2.5 s / 20 = 0.125 s, then 3 d 2 h / 20 cut to 0.3 s.
+        // Planned waits: 2.5 seconds / 20 = 0.125 seconds, then 3 days 2 hours / 20 cut to 0.3 seconds.
         let r = try Binary.run(
             ["--store", store, "replay", "--thread", Chores.thread, "--device", "Kid's iPhone", "--speed", "20", "--max-gap", "0.3"],
             environment: ["PATH": standIn.path])
@@ -416,8 +416,8 @@ struct SimulatorReplayTests {
             store: store, ["replay", "--thread", Chores.thread, "--max-gap", "0.05"], environment: ["PATH": standIn.path],
             stderrIsTerminal: true)
         #expect(r.status == 0, "\(r)")
-        #expect(r.stderr.contains("\r\u{1B}[K2.5 s later — waiting 0.05 s (--max-gap)"), "\(r)")
-        #expect(r.stderr.contains("\r\u{1B}[K3 d 2 h later — waiting 0.05 s (--max-gap)"), "\(r)")
+        #expect(r.stderr.contains("\r\u{1B}[K2.5 seconds later — waiting 0.05 seconds (--max-gap)"), "\(r)")
+        #expect(r.stderr.contains("\r\u{1B}[K3 days 2 hours later — waiting 0.05 seconds (--max-gap)"), "\(r)")
         #expect(try standIn.calls().count == 3)
     }
 
@@ -466,7 +466,7 @@ struct SimulatorReplayTests {
         #expect(r.stdout.split(separator: "\n").filter { $0.hasPrefix("pushed ") }.count == pushed)
         let prompts = r.stderrLines.filter { $0.contains("press Enter to push the next notification") }
         #expect(prompts.count == min(pushed, 2), "\(r)")
-        #expect(prompts.first == "pushtrail: press Enter to push the next notification (2/3, 2.5 s later)")
+        #expect(prompts.first == "pushtrail: press Enter to push the next notification (2/3, 2.5 seconds later)")
         #expect(r.stderrLines.last == (pushed == 3 ? "pushtrail: pushed 3 notifications to booted"
                                                    : "pushtrail: end of input: pushed \(pushed) of 3 notifications"))
     }

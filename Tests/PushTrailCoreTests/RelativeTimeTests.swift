@@ -17,9 +17,11 @@ struct RelativeTimeTests {
         (day + 3 * minute, "1 day after"),  // no "1 day 3 minutes"
         (hour + minute + second, "1 hour 1 minute after"),
         (45 * second, "45 seconds after"),
-        (-1_500_000, "1 second before"),
-        (250_000, "250 ms after"),
-        (-999, "at the same moment"),
+        (-1_500_000, "1.5 seconds before"),
+        (-1_000_000, "1 second before"),
+        (37_000, "0.037 seconds after"),
+        (250_000, "0.25 seconds after"),
+        (-499, "at the same moment"),
         (0, "at the same moment"),
     ]
 
@@ -31,7 +33,8 @@ struct RelativeTimeTests {
     @Test("durations")
     func durations() {
         #expect(RelativeTime.duration(0) == nil)
-        #expect(RelativeTime.duration(1_000) == "1 ms")
+        #expect(RelativeTime.duration(1_000) == "0.001 seconds")
+        #expect(RelativeTime.duration(59_999_000) == "59.999 seconds")
         #expect(RelativeTime.duration(60_000_000) == "1 minute")
         #expect(RelativeTime.duration(2 * 3_600_000_000 + 5 * 60_000_000) == "2 hours 5 minutes")
         #expect(RelativeTime.duration(400 * 86_400_000_000 + 1) == "400 days")

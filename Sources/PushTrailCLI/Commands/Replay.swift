@@ -191,7 +191,7 @@ enum ReplayCommand: Command {
             let milliseconds = (step.waitMicroseconds + 500) / 1000
             if milliseconds > 0 {
                 text += comment(waitLine(step))
-                text += "sleep \(seconds(milliseconds: milliseconds))\n"
+                text += "sleep \(RelativeTime.seconds(milliseconds: UInt64(milliseconds)))\n"
             }
             let delimiter = "PUSHTRAIL_APNS_\(push.seq)"
             text += comment("push \(i + 1)/\(total) " + notificationLine(step.notification, plain, arguments, context))
@@ -223,33 +223,15 @@ enum ReplayCommand: Command {
         " · user \(Render.oneLine(e.user))" + (e.device == nil ? "" : " · device \(Render.oneLine(context.token(e.device, arguments)))")
     }
 
-    /// `5 s later`, `5 s later — waiting 2.5 s`, `3 d 2 h later — waiting 10 s (--max-gap)`.
+    /// `5 seconds later`, `5 seconds later — waiting 2.5 seconds`, `3 days 2 hours later — waiting 10 seconds (--max-gap)`.
     static func waitLine(_ step: ReplayPlan<TimelineEntry>.Step) -> String {
         let later = "\(duration(step.gapMicroseconds)) later"
         guard step.waitMicroseconds != step.gapMicroseconds else { return later }
         return later + " — waiting \(duration(step.waitMicroseconds))" + (step.capped ? " (--max-gap)" : "")
     }
 
-    /// A duration for people: `2.5 s`, `5 min 3 s`, `3 d 2 h` (the two largest units).
+    /// A duration for people (see `RelativeTime.duration`).
     static func duration(_ microseconds: Int64) -> String {
-        let total = microseconds / 1_000_000
-        let units: [(Int64, String)] = [(86_400, "d"), (3_600, "h"), (60, "min"), (1, "s")]
-        guard let first = units.firstIndex(where: { total >= $0.0 }), first < 3 else {
-            return seconds(milliseconds: (microseconds + 500) / 1000) + " s"
-        }
-        let (size, name) = units[first]
-        let (smallSize, smallName) = units[first + 1]
-        let small = total % size / smallSize
-        return "\(total / size) \(name)" + (small > 0 ? " \(small) \(smallName)" : "")
-    }
-
-    /// Seconds with up to three decimals: `10`, `0.037`, `1.5`.
-    static func seconds(milliseconds: Int64) -> String {
-        let fraction = milliseconds % 1000
-        guard fraction > 0 else { return "\(milliseconds / 1000)" }
-        var digits = String(fraction)
-        digits = String(repeating: "0", count: 3 - digits.count) + digits
-        while digits.hasSuffix("0") { digits.removeLast() }
-        return "\(milliseconds / 1000).\(digits)"
+        RelativeTime.duration(UInt64(max(0, microseconds))) ?? "0 seconds"
     }
 }

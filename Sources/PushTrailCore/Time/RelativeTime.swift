@@ -2,7 +2,7 @@
 /// 5 minutes after". Two units at most, truncated, so a reader sees the scale at once.
 public enum RelativeTime {
     /// `at` relative to `anchor`: "3 days 4 hours before", "45 seconds after", or
-    /// "at the same moment" when they are within a millisecond.
+    /// "at the same moment" when they are within half a millisecond.
     public static func describe(_ at: Timestamp, relativeTo anchor: Timestamp) -> String {
         let delta = at.microseconds - anchor.microseconds
         let span = duration(delta.magnitude)
@@ -10,15 +10,19 @@ public enum RelativeTime {
         return span + (delta < 0 ? " before" : " after")
     }
 
-    /// A duration in words ("3 days 4 hours", "250 ms"); nil under a millisecond.
+    /// A duration in words: "3 days 4 hours", "5 minutes 3 seconds", and under a
+    /// minute seconds to the millisecond ("2.5 seconds", "0.037 seconds"); nil under a
+    /// millisecond.
     public static func duration(_ microseconds: UInt64) -> String? {
+        let milliseconds = (microseconds + 500) / 1000
+        guard milliseconds > 0 else { return nil }
+        guard microseconds >= 60_000_000 else {
+            let text = seconds(milliseconds: milliseconds)
+            return text + (text == "1" ? " second" : " seconds")
+        }
         let units: [(UInt64, String)] = [
             (86_400_000_000, "day"), (3_600_000_000, "hour"), (60_000_000, "minute"), (1_000_000, "second"),
         ]
-        guard microseconds >= 1_000_000 else {
-            let ms = microseconds / 1000
-            return ms == 0 ? nil : "\(ms) ms"
-        }
         var rest = microseconds
         var parts: [String] = []
         for (size, name) in units {
@@ -29,5 +33,13 @@ public enum RelativeTime {
             if !parts.isEmpty && (parts.count == 2 || n == 0) { break }
         }
         return parts.joined(separator: " ")
+    }
+
+    /// Seconds with up to three decimals: "10", "0.037", "1.5".
+    public static func seconds(milliseconds: UInt64) -> String {
+        var digits = String(milliseconds % 1000)
+        digits = String(repeating: "0", count: 3 - digits.count) + digits
+        while digits.hasSuffix("0") { digits.removeLast() }
+        return digits.isEmpty ? "\(milliseconds / 1000)" : "\(milliseconds / 1000).\(digits)"
     }
 }
