@@ -43,7 +43,8 @@ struct Verifier {
         let txn = reader.txn
         var report = VerifyReport(events: 0, head: .empty, bytes: 0)
         var expected = IndexDigest()
-        var decoder = EventDecoder()
+        // The fields the indexes need are the ones ingest decodes: the same lite pass.
+        var decoder = EventDecoder(full: false)
         var previous = ChainHead.empty.hash
         var counts = [UInt64](repeating: 0, count: EventType.allCases.count)
         var broken: (UInt64, String)?
@@ -90,9 +91,9 @@ struct Verifier {
                     return
                 }
                 for (index, indexKey) in try Layout.indexEntries(of: event, seq: seq, notificationDevice: notificationDevice) {
-                    expected.add(index.rawValue, indexKey, Layout.indexValue(index, event.at, seq))
+                    expected.add(IndexDigest.slot(index), indexKey, Layout.indexValue(index, event.at, seq))
                 }
-                expected.add("ids", event.identityKey, Layout.bigEndian(seq))
+                expected.add(IndexDigest.ids, event.identityKey, Layout.bigEndian(seq))
                 counts[Int(type.rawValue) - 1] += 1
                 previous = hash
                 report.events = seq
@@ -116,10 +117,10 @@ struct Verifier {
 
         // Indexes: compare digests, then find the first bad seq if they differ.
         var actual = IndexDigest()
-        try scan(store.ids, name: "ids", into: &actual)
-        for index in Layout.Index.allCases { try scan(store.indexes[index]!, name: index.rawValue, into: &actual) }
-        let names = ["ids"] + Layout.Index.allCases.map(\.rawValue)
-        for name in names where expected.sums[name] != actual.sums[name] || expected.counts[name] != actual.counts[name] {
+        try scan(store.ids, slot: IndexDigest.ids, into: &actual)
+        for index in Layout.Index.allCases { try scan(store.indexes[index]!, slot: IndexDigest.slot(index), into: &actual) }
+        for (slot, name) in IndexDigest.names.enumerated()
+        where expected.sums[slot] != actual.sums[slot] || expected.counts[slot] != actual.counts[slot] {
             let seq = try firstBadIndexedSeq(name) ?? report.events
             return fail(&report, seq, "the \(name) index disagrees with the events at seq \(seq)")
         }
@@ -134,11 +135,11 @@ struct Verifier {
         return event.device
     }
 
-    private func scan(_ db: Database, name: String, into digest: inout IndexDigest) throws {
+    private func scan(_ db: Database, slot: Int, into digest: inout IndexDigest) throws {
         try reader.txn.withCursor(db) { cursor in
             var entry = try cursor.first()
             while let (key, value) = entry {
-                digest.add(name, key, value)
+                digest.add(slot, key, value)
                 entry = try cursor.next()
             }
         }
@@ -197,10 +198,24 @@ struct Verifier {
 /// An order-independent digest of a multiset of index entries: per database, the
 /// count and the wrapping sum of a 64-bit hash of each (key, value).
 struct IndexDigest {
-    var sums: [String: UInt64] = [:]
-    var counts: [String: Int] = [:]
+    /// The digested databases, by slot: `ids`, then the indexes in `Layout.Index` order.
+    static let names = ["ids"] + Layout.Index.allCases.map(\.rawValue)
+    static let ids = 0
+    static func slot(_ index: Layout.Index) -> Int {
+        switch index {
+        case .time: 1
+        case .users: 2
+        case .tasks: 3
+        case .threads: 4
+        case .refs: 5
+        case .unregistered: 6
+        }
+    }
 
-    mutating func add(_ name: String, _ key: some Sequence<UInt8>, _ value: some Sequence<UInt8>) {
+    var sums = [UInt64](repeating: 0, count: names.count)
+    var counts = [Int](repeating: 0, count: names.count)
+
+    mutating func add(_ slot: Int, _ key: some Sequence<UInt8>, _ value: some Sequence<UInt8>) {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in key { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
         h = (h ^ 0xFF) &* 0x100_0000_01b3
@@ -211,7 +226,7 @@ struct IndexDigest {
         h ^= h >> 27
         h = h &* 0x94d0_49bb_1331_11eb
         h ^= h >> 31
-        sums[name, default: 0] &+= h
-        counts[name, default: 0] += 1
+        sums[slot] &+= h
+        counts[slot] += 1
     }
 }
