@@ -31,6 +31,7 @@ final class StandIn: @unchecked Sendable {
             echo "$n" > "$log/count"
             date +%s%N > "$log/$n.time"
             printf '%s\\n' "$@" > "$log/$n.args"
+            grep '^SigIgn:' /proc/$$/status > "$log/$n.sigign" 2>/dev/null || true
 
             """
         if let failOnCall {
@@ -400,6 +401,12 @@ struct SimulatorReplayTests {
         // In seq order, each byte-identical to export's output.
         let exports = [Chores.n1, Chores.n2, Chores.n3].map { CLI.run(store: store, ["export", $0, "-o", "-"]).stdoutBytes }
         #expect(calls.map(\.input) == exports)
+        #if os(Linux)
+            // SIGPIPE is ignored in pushtrail, not in the programs it runs.
+            let ignored = try String(contentsOfFile: standIn.log + "/1.sigign", encoding: .utf8)
+            let mask = UInt64(ignored.split(separator: "\t").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "", radix: 16)
+            #expect(mask.map { $0 & (1 << (UInt64(SIGPIPE) - 1)) == 0 } == true, "\(ignored)")
+        #endif
         // At least the planned waits apart (a lower bound only: machines may be slow).
         if calls.count == 3 {
             #expect(calls[1].startNanoseconds - calls[0].startNanoseconds >= 125_000_000)
