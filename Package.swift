@@ -1,10 +1,13 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-/// Release builds link the Swift runtime statically on Linux: start-up drops from
-/// ~9 ms to ~3 ms, which matters for a tool that support staff run query by query.
+/// Release builds on Linux are fully static executables (the Swift runtime, LMDB,
+/// libcrypto and glibc linked in): with no dynamic relocations to process, a query
+/// starts in about a third of the time (callgrind: `--version` 5.9M -> 0.6M
+/// instructions), which matters for a tool support staff run query by query. Debian's
+/// liblmdb-dev and libssl-dev ship the static archives.
 let staticStdlib: [LinkerSetting] = [
-    .unsafeFlags(["-static-stdlib"], .when(platforms: [.linux], configuration: .release))
+    .unsafeFlags(["-static-executable"], .when(platforms: [.linux], configuration: .release))
 ]
 
 let package = Package(

@@ -68,7 +68,8 @@ struct ConcurrencyTests {
     @Test("a writer killed while it holds the write transaction does not block the others")
     func killedWriterHoldingTheLock() throws {
         let dir = try TempDir()
-        let big = try dir.write("big.ndjson", lines: Line.deliveries("big", count: 60_000, padding: 200))
+        // Big enough that even a release build is still writing half a second in.
+        let big = try dir.write("big.ndjson", lines: Line.deliveries("big", count: 400_000))
         // --strict holds one write transaction for the whole input.
         let holder = try Binary.start(["--store", dir.store, "ingest", "--strict", "-q", big])
         // Wait until it has the store open and is writing.
