@@ -51,34 +51,4 @@ full_ms=$(( ( $(date +%s%N) - start ) / 1000000 ))
 rm -rf "$work/probe"
 say "crash-test: a full ingest takes ${full_ms} ms; $points kill points, $events events"
 
-check() { python3 "$PT_ROOT/Scripts/reliability/check_store.py" "$bin/pushtrail" "$store" "$input" "$@"; }
-
-RANDOM=$seed
-killed=0
-reruns=0
-for i in $(seq 1 "$points"); do
-    rm -rf "$store"
-    delay_ms=$(( (RANDOM * 32768 + RANDOM) % (full_ms + 1) ))
-    "$bin/pushtrail" --store "$store" ingest -q "$input" >/dev/null 2>"$work/err" &
-    pid=$!
-    sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
-    if kill -9 "$pid" 2>/dev/null; then killed=$((killed + 1)); fi
-    wait "$pid" 2>/dev/null || true
-    if [ ! -e "$store/data.mdb" ]; then
-        echo "point $i: killed at ${delay_ms} ms, before the store was created"
-        continue
-    fi
-    if ! out=$(check --partial); then
-        say "crash-test: FAILED after kill point $i (at ${delay_ms} ms): $out"
-        exit 1
-    fi
-    echo "point $i: killed at ${delay_ms} ms: $out"
-    if [ $((i % rerun_every)) -eq 0 ] || [ "$i" -eq "$points" ]; then
-        "$bin/pushtrail" --store "$store" ingest -q "$input" >/dev/null
-        out=$(check --complete) || { say "crash-test: FAILED re-running after point $i: $out"; exit 1; }
-        reruns=$((reruns + 1))
-        echo "point $i: re-run: $out"
-    fi
-done
-echo "crash-test: $killed ingests killed mid-way, $reruns re-runs completed the input"
-echo "crash-test: $points passed, 0 failed"
+python3 "$PT_ROOT/Scripts/reliability/crash_test.py" "$bin/pushtrail" "$work" "$input" "$points" "$full_ms" "$seed" "$rerun_every"
