@@ -136,12 +136,14 @@ public final class Ingest {
             let outcomes = try batch.events.isEmpty ? [] : store.append(batch.events, recordedAt: clock)
             // Report rejections in input order, conflicts among them.
             var rejections = batch.rejections[...]
-            for (pending, outcome) in zip(batch.events, outcomes) {
-                while let r = rejections.first, r.ordinal < pending.ordinal {
-                    report(r, into: &summary)
-                    rejections = rejections.dropFirst()
+            batch.events.withUnsafeBufferPointer { events in  // borrowed: zip would copy every event
+                for i in outcomes.indices {
+                    while let r = rejections.first, r.ordinal < events[i].ordinal {
+                        report(r, into: &summary)
+                        rejections = rejections.dropFirst()
+                    }
+                    tally(outcomes[i], events.baseAddress! + i, into: &summary)
                 }
-                tally(outcome, pending, into: &summary)
             }
             for r in rejections { report(r, into: &summary) }
             onProgress(summary, batch.bytesRead)
@@ -154,7 +156,7 @@ public final class Ingest {
         onReject(rejection)
     }
 
-    private func tally(_ outcome: AppendOutcome, _ pending: PendingEvent, into summary: inout IngestSummary) {
+    private func tally(_ outcome: AppendOutcome, _ pending: UnsafePointer<PendingEvent>, into summary: inout IngestSummary) {
         switch outcome {
         case .appended(let seq):
             summary.appended += 1
@@ -163,7 +165,7 @@ public final class Ingest {
         case .duplicate:
             summary.duplicates += 1
         case .conflict(let seq):
-            report(Ingest.conflict(pending, seq), into: &summary)
+            report(Ingest.conflict(pending.pointee, seq), into: &summary)
         }
     }
 
@@ -205,11 +207,14 @@ public final class Ingest {
                     let reader = LineReader(fd: fd)
                     var batch: [PendingEvent] = []
                     func flush() throws {
-                        for (pending, outcome) in zip(batch, try writer.append(batch)) {
-                            if case .conflict(let seq) = outcome {
-                                throw StrictStop(rejection: Ingest.conflict(pending, seq), read: summary.read)
+                        let outcomes = try writer.append(batch)
+                        try batch.withUnsafeBufferPointer { events in
+                            for i in outcomes.indices {
+                                if case .conflict(let seq) = outcomes[i] {
+                                    throw StrictStop(rejection: Ingest.conflict(events[i], seq), read: summary.read)
+                                }
+                                tally(outcomes[i], events.baseAddress! + i, into: &summary)
                             }
-                            tally(outcome, pending, into: &summary)
                         }
                         batch.removeAll(keepingCapacity: true)
                         onProgress(summary, bytesRead + reader.bytesRead)
