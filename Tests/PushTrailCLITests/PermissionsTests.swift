@@ -12,7 +12,7 @@ struct PermissionsTests {
     /// `path`'s mode in octal, for messages.
     func octal(_ path: String) -> String { mode(of: path).map { String($0, radix: 8) } ?? "missing" }
 
-    @Test("under umask 000 and 022: store dir 0700, data.mdb and lock.mdb 0600, --rejects 0600, -o export 0600, --all dir 0700 and its files 0600",
+    @Test("under umask 000 and 022: store dir 0700, data.mdb and lock.mdb 0600, --rejects, exports and reports 0600, --all dir 0700 and its files 0600",
           arguments: ["000", "022"])
     func createdModes(umask: String) throws {
         let dir = try TempDir()
@@ -73,8 +73,20 @@ struct PermissionsTests {
             #expect(mode(of: dir.store + "/lock.mdb") == 0o600, "recreated lock.mdb \(octal(dir.store + "/lock.mdb"))")
         }
 
-        // Reports (`report … -o FILE.html`) are files pushtrail creates too; the command
-        // arrives with `report`, and its mode belongs in this test then.
+        // Reports: -o, the default name, and --force over a loose file.
+        let page = dir.file("ticket.html")
+        let report = try PathSafetyKit.run(["--store", dir.store, "report", "--task", "7", "-o", page], in: work, umask: umask)
+        #expect(report.status == 0, "\(report)")
+        #expect(mode(of: page) == 0o600, "report -o \(octal(page))")
+        let defaultReport = try PathSafetyKit.run(["--store", dir.store, "report", "--thread", "task-7"], in: work, umask: umask)
+        #expect(defaultReport.status == 0, "\(defaultReport)")
+        #expect(mode(of: work + "/task-7-report.html") == 0o600, "report default name \(octal(work + "/task-7-report.html"))")
+        let loosePage = dir.file("loose.html")
+        #expect(FileManager.default.createFile(atPath: loosePage, contents: Data("x".utf8), attributes: [.posixPermissions: 0o666]))
+        let forcedPage = try PathSafetyKit.run(
+            ["--store", dir.store, "report", "--task", "7", "-o", loosePage, "--force"], in: work, umask: umask)
+        #expect(forcedPage.status == 0, "\(forcedPage)")
+        #expect(mode(of: loosePage) == 0o600, "report forced over 0666: \(octal(loosePage))")
     }
 
     @Test("a store directory writable by group or others (0777, 0770) is refused: exit 74, one line naming chmod, for reading and writing",

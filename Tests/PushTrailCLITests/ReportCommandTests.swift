@@ -266,7 +266,18 @@ struct ReportCommandTests {
         let r = try Binary.run(["--store", store, "report", "--thread", "task-1109"], directory: dir.path)
         #expect(r.status == 0, "\(r)")
         #expect(mode(of: dir.file("task-1109-report.html")) == 0o600)
-        let hostile = try Binary.run(["--store", store, "report", "--thread", "../../etc/x"], directory: dir.path)
-        #expect(hostile.status == 1, "\(hostile)")  // no such thread: nothing written anywhere
+        let missing = try Binary.run(["--store", store, "report", "--thread", "../../etc/x"], directory: dir.path)
+        #expect(missing.status == 1, "\(missing)")  // no such thread: nothing written anywhere
+
+        // A hostile thread id gives a safe name inside the working directory.
+        let hostile = try TempDir()
+        let ingest = ReplayFixtures.run(hostile.store, ["ingest", Self.fixtures + "/xss.ndjson"])
+        #expect(ingest.status == 0, "\(ingest)")
+        let work = hostile.file("work")
+        #expect(mkdir(work, 0o700) == 0)
+        let r2 = try Binary.run(["--store", hostile.store, "report", "--thread", "<script>alert('thread')</script>"], directory: work)
+        #expect(r2.status == 0, "\(r2)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work) == ["_script_alert__thread____script_-report.html"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: hostile.path).sorted() == ["store", "work"])
     }
 }
