@@ -97,6 +97,12 @@ struct SecretsTests {
         // .apns payloads to stdout: the device is not part of a payload.
         runs += c.notificationIDs.map { ["export", $0, "-o", "-", "--bundle", "com.example.app"] }
         runs += c.threads.sorted().map { ["export", "--thread", $0, "-o", "-", "--bundle", "com.example.app"] }
+        // HTML reports and replay scripts show devices in their meta lines, masked.
+        runs += c.threads.sorted().flatMap {
+            [["report", "--thread", $0, "-o", "-"], ["replay", "--thread", $0, "--dry-run", "--bundle", "com.example.app"]]
+        }
+        runs += c.tasks.sorted().map { ["report", "--task", String($0), "-o", "-"] }
+        runs += c.users.sorted().map { ["report", "--user", $0, "--since", "2020-01-01", "-o", "-"] }
         return runs.map { ($0, CLI.run(store: c.store, $0)) }
     }
 
