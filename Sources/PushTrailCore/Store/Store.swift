@@ -95,6 +95,7 @@ public final class Store: @unchecked Sendable {
         envOptions.noSync = options.noSync
         envOptions.readOnly = !create
         envOptions.maxDatabases = 16
+        if create && access(dataPath, F_OK) != 0 { try Store.createAtomically(path, envOptions) }
         do {
             env = try Environment(path: path, options: envOptions)
         } catch let error as LMDBError {
@@ -113,22 +114,9 @@ public final class Store: @unchecked Sendable {
             throw StoreError.notAStore(
                 path: path, detail: "data.mdb is \(fileStat.st_size) bytes but its pages reach \((env.lastPageNumber + 1) * env.pageSize): it was truncated")
         }
-        let open: (Transaction) throws -> (Database, Database, Database, [Layout.Index: Database]) = { [env] txn in
-            let meta = try env.openDatabase("meta", create: create, in: txn)
-            let events = try env.openDatabase("events", create: create, in: txn)
-            let ids = try env.openDatabase("ids", create: create, in: txn)
-            var indexes: [Layout.Index: Database] = [:]
-            for index in Layout.Index.allCases {
-                indexes[index] = try env.openDatabase(
-                    index.rawValue, flags: [.duplicateSort, .duplicateFixed], create: create, in: txn)
-            }
-            if create, try meta.get(Layout.metaFormatKey, in: txn) == nil {
-                try meta.put(Layout.metaFormatKey, withUnsafeBytes(of: Layout.formatVersion.bigEndian) { Array($0) }, in: txn)
-            }
-            return (meta, events, ids, indexes)
-        }
         do {
-            (meta, events, ids, indexes) = try env.openDatabases(open)
+            let env = self.env
+            (meta, events, ids, indexes) = try env.openDatabases { try Store.openDatabases(env, create: create, $0) }
         } catch let error as LMDBError {
             if error.isCorruption || error.code == -30798 /* MDB_NOTFOUND: a database is missing */ {
                 throw StoreError.notAStore(path: path, detail: "its databases are missing or damaged")
@@ -144,6 +132,76 @@ public final class Store: @unchecked Sendable {
         }
         guard let format else { throw StoreError.notAStore(path: path, detail: "no format record") }
         if format > Layout.formatVersion { throw StoreError.newerFormat(path: path, found: format) }
+    }
+
+    /// Opens (with `create`, creates) the store's databases and its format record.
+    private static func openDatabases(
+        _ env: Environment, create: Bool, _ txn: Transaction
+    ) throws -> (Database, Database, Database, [Layout.Index: Database]) {
+        let meta = try env.openDatabase("meta", create: create, in: txn)
+        let events = try env.openDatabase("events", create: create, in: txn)
+        let ids = try env.openDatabase("ids", create: create, in: txn)
+        var indexes: [Layout.Index: Database] = [:]
+        for index in Layout.Index.allCases {
+            indexes[index] = try env.openDatabase(
+                index.rawValue, flags: [.duplicateSort, .duplicateFixed], create: create, in: txn)
+        }
+        if create, try meta.get(Layout.metaFormatKey, in: txn) == nil {
+            try meta.put(Layout.metaFormatKey, withUnsafeBytes(of: Layout.formatVersion.bigEndian) { Array($0) }, in: txn)
+        }
+        return (meta, events, ids, indexes)
+    }
+
+    /// Makes `dir/data.mdb` appear only once it holds a committed, initialised store:
+    /// the file is built in a private directory beside it and linked into place
+    /// (`link` fails rather than replace a store another process made first). A
+    /// process killed while creating a store leaves no `data.mdb` that readers would
+    /// find half made — only its private directory, removed by the next creator.
+    private static func createAtomically(_ dir: String, _ options: EnvironmentOptions) throws {
+        removeAbandonedCreations(in: dir)
+        let scratch = dir + "/.creating-\(getpid())"
+        _ = unlink(scratch + "/data.mdb")
+        _ = unlink(scratch + "/lock.mdb")
+        _ = rmdir(scratch)
+        guard mkdir(scratch, 0o700) == 0 else {
+            throw StoreError.io("cannot create \(scratch): \(String(cString: strerror(errno)))")
+        }
+        defer {
+            _ = unlink(scratch + "/data.mdb")
+            _ = unlink(scratch + "/lock.mdb")
+            _ = rmdir(scratch)
+        }
+        do {
+            let env = try Environment(path: scratch, options: options)
+            _ = try env.openDatabases { try openDatabases(env, create: true, $0) }
+        } catch let error as LMDBError {
+            throw StoreError.io("cannot create store \(dir): \(error)")
+        }
+        if link(scratch + "/data.mdb", dir + "/data.mdb") != 0 && errno != EEXIST {
+            throw StoreError.io("cannot create store \(dir): \(String(cString: strerror(errno)))")
+        }
+        // The new name must survive a power cut as well as the file's contents.
+        let fd = open(dir, O_RDONLY | O_DIRECTORY)
+        if fd >= 0 {
+            _ = fsync(fd)
+            _ = close(fd)
+        }
+    }
+
+    /// Private creation directories whose process is gone.
+    private static func removeAbandonedCreations(in dir: String) {
+        guard let d = opendir(dir) else { return }
+        defer { closedir(d) }
+        while let entry = readdir(d) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasPrefix(".creating-"), let pid = Int32(name.dropFirst(".creating-".count)), pid != getpid(),
+                kill(pid, 0) != 0 && errno == ESRCH
+            else { continue }
+            let scratch = dir + "/" + name
+            _ = unlink(scratch + "/data.mdb")
+            _ = unlink(scratch + "/lock.mdb")
+            _ = rmdir(scratch)
+        }
     }
 
     /// Runs `body` on a consistent snapshot of the store.
