@@ -16,40 +16,7 @@ enum PathSafetyKit {
     static func run(
         _ arguments: [String], in directory: String, umask: String? = nil, timeout: TimeInterval = 30
     ) throws -> Outcome {
-        let executable = try Binary.path()
-        let scratch = try TempDir()
-        let outPath = scratch.file("stdout")
-        let errPath = scratch.file("stderr")
-        guard FileManager.default.createFile(atPath: outPath, contents: nil),
-            FileManager.default.createFile(atPath: errPath, contents: nil)
-        else { throw HarnessError("cannot create output files in \(scratch.path)") }
-        let process = Process()
-        if let umask {
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "umask \(umask) && exec \"$0\" \"$@\"", executable] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-        }
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHTRAIL_") && $0.key != "NO_COLOR" }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle(forWritingAtPath: outPath)
-        process.standardError = FileHandle(forWritingAtPath: errPath)
-        try process.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning {
-            // SIGKILL: a child of the test runner inherits its blocked signals, SIGTERM
-            // among them, so `terminate()` would leave a hung process hanging.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            throw HarnessError("pushtrail \(arguments) did not finish within \(Int(timeout)) s (killed)")
-        }
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus, stdoutBytes: Array(FileManager.default.contents(atPath: outPath) ?? Data()),
-            stderrBytes: Array(FileManager.default.contents(atPath: errPath) ?? Data()))
+        try Binary.start(arguments, umask: umask, directory: directory, timeout: timeout).wait()
     }
 
     /// Every entry under `root` (symlinks listed, never followed), relative path →

@@ -79,17 +79,15 @@ enum ReplayCommand: Command {
     /// The thread report and its `as_of`; the store is closed on return, so the
     /// children never inherit it.
     static func load(_ threadID: String, horizon: Horizon?, _ arguments: Arguments, _ context: Context) throws -> (ThreadReport, String) {
-        let store = try context.openStore(arguments, create: false)
-        let mask = { (token: String) in context.token(token, arguments) }
-        let (report, head) = try store.read { reader in
-            (try reader.threadReport(threadID, horizon: horizon, maskTokens: mask), try reader.head().seq)
+        let (report, asOf) = try context.asOfReport(arguments, missing: "no thread \(Render.oneLine(threadID))") {
+            try $0.threadReport(threadID, horizon: $1, maskTokens: $2)
         }
-        let when = horizon == nil ? "" : " at or before --at"
-        guard let report else { throw CommandError.notFound("no thread \(Render.oneLine(threadID))\(when) in \(store.path)") }
         guard report.entries.contains(where: { $0.loaded.event.type == .notification }) else {
-            throw CommandError.notFound("thread \(Render.oneLine(threadID)) has no notification\(when) in \(store.path): nothing to push")
+            let when = horizon == nil ? "" : " at or before --at"
+            throw CommandError.notFound(
+                "thread \(Render.oneLine(threadID)) has no notification\(when) in \(context.storePath(arguments)): nothing to push")
         }
-        return (report, Render.asOf(horizon, head: head))
+        return (report, asOf)
     }
 
     static func push(_ loaded: LoadedEvent, device: String, bundle: String, _ context: Context) throws -> Push {

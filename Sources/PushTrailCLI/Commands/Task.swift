@@ -22,16 +22,9 @@ enum TaskCommand: Command {
         guard arguments.operands.count == 1, let taskID = Int64(arguments.operands[0]) else {
             throw UsageError("name one task by its integer id, e.g. pushtrail task 1102", command: "task")
         }
-        let horizon = try context.horizon(arguments, "at")
-        let store = try context.openStore(arguments, create: false)
-        let mask = { (token: String) in context.token(token, arguments) }
-        let (report, head) = try store.read { reader in
-            (try reader.taskReport(taskID, horizon: horizon, maskTokens: mask), try reader.head().seq)
+        let (report, asOf) = try context.asOfReport(arguments, missing: "no events for task \(taskID)") {
+            try $0.taskReport(taskID, horizon: $1, maskTokens: $2)
         }
-        guard let report else {
-            throw CommandError.notFound("no events for task \(taskID)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
-        }
-        let asOf = Render.asOf(horizon, head: head)
         if arguments.flag("json") {
             context.stdout.line(json(report, asOf: asOf).serialized())
             return ExitStatus.success

@@ -22,16 +22,9 @@ enum ThreadCommand: Command {
         guard arguments.operands.count == 1, let threadID = arguments.operands.first, !threadID.isEmpty else {
             throw UsageError("name one thread, e.g. pushtrail thread task-1102", command: "thread")
         }
-        let horizon = try context.horizon(arguments, "at")
-        let store = try context.openStore(arguments, create: false)
-        let mask = { (token: String) in context.token(token, arguments) }
-        let (report, head) = try store.read { reader in
-            (try reader.threadReport(threadID, horizon: horizon, maskTokens: mask), try reader.head().seq)
+        let (report, asOf) = try context.asOfReport(arguments, missing: "no thread \(Render.oneLine(threadID))") {
+            try $0.threadReport(threadID, horizon: $1, maskTokens: $2)
         }
-        guard let report else {
-            throw CommandError.notFound("no thread \(threadID)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
-        }
-        let asOf = Render.asOf(horizon, head: head)
         if arguments.flag("json") {
             context.stdout.line(json(report, asOf: asOf).serialized())
             return ExitStatus.success

@@ -76,6 +76,22 @@ extension Context {
         }
     }
 
+    /// Builds a report from the store as of `--at`: the report (nil is "not found",
+    /// exit 1, saying "`missing` [at or before --at] in STORE") and its `as_of`.
+    func asOfReport<R>(
+        _ arguments: Arguments, missing: String,
+        _ build: (StoreReader, Horizon?, @escaping (String) -> String) throws -> R?
+    ) throws -> (R, asOf: String) {
+        let horizon = try self.horizon(arguments, "at")
+        let store = try openStore(arguments, create: false)
+        let mask = { (token: String) in self.token(token, arguments) }
+        let (report, head) = try store.read { reader in (try build(reader, horizon, mask), try reader.head().seq) }
+        guard let report else {
+            throw CommandError.notFound("\(missing)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
+        }
+        return (report, Render.asOf(horizon, head: head))
+    }
+
     /// Shows a device token masked unless `--show-tokens`.
     func token(_ device: String?, _ arguments: Arguments) -> String {
         guard let device else { return "-" }
