@@ -260,13 +260,20 @@ struct IngestTests {
         #expect(try dir.read("rejects.ndjson") == conflict + [0x0A], "the line as read, byte for byte, \\r included")
     }
 
-    @Test("--rejects replaces an existing file and still makes it 0600")
+    @Test("--rejects keeps an existing file unless --force, which replaces it and makes it 0600")
     func rejectsOverwrites() throws {
         let dir = try TempDir()
-        let rejects = try dir.write("rejects.ndjson", bytes: Array("old content that must go\n".utf8))
+        let old = Array("old content that must go\n".utf8)
+        let rejects = try dir.write("rejects.ndjson", bytes: old)
         chmod(rejects, 0o644)
         let input = try dir.write("in.ndjson", lines: [Line.delivery("g1"), "bad"])
-        let r = CLI.run(store: dir.store, ["ingest", "--rejects", rejects, input])
+        let refused = CLI.run(store: dir.store, ["ingest", "--rejects", rejects, input])
+        #expect(refused.status == 74, "\(refused)")
+        #expect(refused.stderr.contains("already exists: pass --force to overwrite it"), "\(refused)")
+        #expect(try dir.read("rejects.ndjson") == old)
+        #expect(!exists(dir.store), "refused before anything was ingested")
+
+        let r = CLI.run(store: dir.store, ["ingest", "--rejects", rejects, "--force", input])
         #expect(r.status == 65)
         #expect(try dir.read("rejects.ndjson") == Array("bad\n".utf8))
         #expect(mode(of: rejects) == 0o600)

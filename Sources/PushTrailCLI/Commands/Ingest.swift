@@ -11,9 +11,10 @@ enum IngestCommand: Command {
     static let spec = CommandSpec(
         name: "ingest",
         summary: "Append NDJSON events (SPEC §1) from files or standard input to the store.",
-        usage: ["ingest [FILE…] [--rejects PATH] [--strict] [--json]"],
+        usage: ["ingest [FILE…] [--rejects PATH [--force]] [--strict] [--json]"],
         options: [
             .option("rejects", "PATH", "also write each rejected line, byte for byte, to PATH (created 0600)", completion: .file),
+            .flag("force", "let --rejects overwrite an existing file"),
             .flag("strict", "all or nothing: at the first bad line, store nothing of this run"),
             .flag("json", "print the summary as JSON"),
             .flag("quiet", short: "q", "no progress line"),
@@ -42,7 +43,7 @@ enum IngestCommand: Command {
                 throw CommandError.io("cannot read \(path): \(String(cString: strerror(errno)))")
             }
         }
-        let rejects = try arguments.value("rejects").map { try OutputFile.create($0, overwrite: true) }
+        let rejects = try arguments.value("rejects").map { try OutputFile.create($0, overwrite: arguments.flag("force")) }
         defer { rejects?.close() }
 
         let store = try context.openStore(arguments, create: true)
