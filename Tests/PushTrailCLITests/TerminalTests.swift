@@ -32,6 +32,13 @@ struct TerminalTests {
         #expect(Terminal.truncate("漢字漢字", to: 5) == "漢字…")
     }
 
+    @Test("one line: C0, DEL and C1 controls become ␣; anything else, © included, is kept")
+    func oneLine() {
+        #expect(Render.oneLine("a\nb\u{85}c\u{7F}d\u{1B}[31m") == "a␣b␣c␣d␣[31m")
+        #expect(Render.oneLine("Due: © 2026 — ✓ Mow") == "Due: © 2026 — ✓ Mow")
+        #expect(Render.oneLine("") == "")
+    }
+
     @Test("wrapping breaks at spaces with a hanging indent and keeps long words whole")
     func wrap() {
         #expect(Terminal.wrap("one two three four", width: 9, indent: "  ") == ["one two", "  three", "  four"])
