@@ -42,68 +42,103 @@ struct Verifier {
         let store = reader.store
         let txn = reader.txn
         var report = VerifyReport(events: 0, head: .empty, bytes: 0)
-        var expected = IndexDigest()
-        // The fields the indexes need are the ones ingest decodes: the same lite pass.
-        var decoder = EventDecoder(full: false)
         var previous = ChainHead.empty.hash
-        var counts = [UInt64](repeating: 0, count: EventType.allCases.count)
         var broken: (UInt64, String)?
         let hasher = SHA256.Context()
 
-        try txn.withCursor(store.events) { cursor in
-            var entry = try cursor.first()
-            while let (key, value) = entry {
-                guard key.count == 8 else {
-                    broken = (report.events + 1, "an events key is \(key.count) bytes, not 8")
-                    return
-                }
-                let seq = Layout.readBigEndian(key)
-                let want = report.events + 1
-                if seq != want {
-                    broken = (want, seq > want ? "event seq \(want) is missing (next stored is \(seq))" : "event seq \(seq) is out of order")
-                    return
-                }
-                guard value.count > Layout.eventHeaderSize, let type = EventType(rawValue: value[0]) else {
-                    broken = (seq, "event seq \(seq) has a malformed header")
-                    return
-                }
-                var hash = [UInt8](repeating: 0, count: 32)
-                previous.withUnsafeBytes { p in
-                    hash.withUnsafeMutableBytes { out in
-                        Layout.chainHash(previous: p, seq: key, value: value, context: hasher, into: out.baseAddress!)
+        // This thread walks the chain, which is sequential; decoding the events to
+        // recompute their index entries is not, and takes most of the time, so chunks
+        // of events alternate between this thread and a worker. Their digests are
+        // sums, so the order they are added in does not matter. The values stay
+        // mapped, unchanged, for as long as this read transaction lives.
+        let worker = ChunkDecoder()
+        var mine = ChunkDecoder.Result()
+        var decoder = EventDecoder(full: false)
+        var chunk = ChunkDecoder.Chunk()
+        var chunks = 0
+        let queue = BoundedQueue<ChunkDecoder.Chunk>(capacity: 2)
+        let thread = WorkerThread { worker.drain(queue) }
+        thread.start()
+        func dispatch() {
+            guard !chunk.items.isEmpty else { return }
+            if chunks % 2 == 0 {
+                _ = queue.push(chunk)
+            } else {
+                ChunkDecoder.decode(chunk, into: &mine, decoder: &decoder)
+            }
+            chunks += 1
+            chunk = ChunkDecoder.Chunk()
+        }
+
+        do {
+            try txn.withCursor(store.events) { cursor in
+                var entry = try cursor.first()
+                while let (key, value) = entry {
+                    guard key.count == 8 else {
+                        broken = (report.events + 1, "an events key is \(key.count) bytes, not 8")
+                        return
                     }
+                    let seq = Layout.readBigEndian(key)
+                    let want = report.events + 1
+                    if seq != want {
+                        broken = (want, seq > want ? "event seq \(want) is missing (next stored is \(seq))" : "event seq \(seq) is out of order")
+                        return
+                    }
+                    guard value.count > Layout.eventHeaderSize, let type = EventType(rawValue: value[0]) else {
+                        broken = (seq, "event seq \(seq) has a malformed header")
+                        return
+                    }
+                    var hash = [UInt8](repeating: 0, count: 32)
+                    previous.withUnsafeBytes { p in
+                        hash.withUnsafeMutableBytes { out in
+                            Layout.chainHash(previous: p, seq: key, value: value, context: hasher, into: out.baseAddress!)
+                        }
+                    }
+                    if !hash.elementsEqual(value[Layout.hashRange]) {
+                        broken = (seq, "event seq \(seq) does not match its chain hash (changed, removed or reordered)")
+                        return
+                    }
+                    let at = Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9)))
+                    chunk.items.append(ChunkDecoder.Item(
+                        seq: seq, type: type, at: at, raw: UnsafeRawBufferPointer(rebasing: value[Layout.eventHeaderSize...])))
+                    if chunk.items.count == ChunkDecoder.chunkSize { dispatch() }
+                    previous = hash
+                    report.events = seq
+                    report.bytes += value.count
+                    if seq % 65536 == 0 { progress?(seq) }
+                    entry = try cursor.next()
                 }
-                if !hash.elementsEqual(value[Layout.hashRange]) {
-                    broken = (seq, "event seq \(seq) does not match its chain hash (changed, removed or reordered)")
-                    return
-                }
-                let raw = UnsafeRawBufferPointer(rebasing: value[Layout.eventHeaderSize...])
-                let event: Event
-                do {
-                    event = try decoder.decode(raw)
-                } catch {
-                    broken = (seq, "event seq \(seq) no longer decodes: \(InvalidEvent.from(error).reason)")
-                    return
-                }
-                let at = Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9)))
-                if event.type != type || event.at != at {
-                    broken = (seq, "event seq \(seq) header disagrees with its JSON")
-                    return
-                }
-                for (index, indexKey) in try Layout.indexEntries(of: event, seq: seq, notificationDevice: notificationDevice) {
-                    expected.add(IndexDigest.slot(index), indexKey, Layout.indexValue(index, event.at, seq))
-                }
-                expected.add(IndexDigest.ids, event.identityKey, Layout.bigEndian(seq))
-                counts[Int(type.rawValue) - 1] += 1
-                previous = hash
-                report.events = seq
-                report.bytes += value.count
-                if seq % 65536 == 0 { progress?(seq) }
-                entry = try cursor.next()
+            }
+        } catch {
+            queue.close()
+            thread.join()
+            throw error
+        }
+        dispatch()
+        queue.close()
+        thread.join()
+
+        // Both halves, and the 410 deliveries whose device needs a lookup here.
+        var expected = mine.digest
+        expected.merge(worker.result.digest)
+        var counts = [UInt64](repeating: 0, count: EventType.allCases.count)
+        for (i, n) in mine.counts.enumerated() { counts[i] = n + worker.result.counts[i] }
+        let failures = [broken, mine.failure, worker.result.failure].compactMap { $0 }
+        if let first = failures.min(by: { $0.0 < $1.0 }) { broken = first }
+        for (seq, event) in mine.deferred + worker.result.deferred where broken.map({ seq < $0.0 }) ?? true {
+            for (index, indexKey) in try Layout.indexEntries(of: event, seq: seq, notificationDevice: notificationDevice) {
+                expected.add(IndexDigest.slot(index), indexKey, Layout.indexValue(index, event.at, seq))
             }
         }
         report.head = ChainHead(seq: report.events, hash: previous)
-        if let (seq, problem) = broken { return fail(&report, seq, problem) }
+        if let (seq, problem) = broken {
+            // An event that no longer decodes: the log is good up to the one before it.
+            if seq <= report.events {
+                report.events = seq - 1
+                report.head = seq > 1 ? ChainHead(seq: seq - 1, hash: try reader.event(seq: seq - 1)?.hash ?? []) : .empty
+            }
+            return fail(&report, seq, problem)
+        }
 
         let stored = try reader.head()
         if stored != report.head {
@@ -197,6 +232,70 @@ struct Verifier {
 
 /// An order-independent digest of a multiset of index entries: per database, the
 /// count and the wrapping sum of a 64-bit hash of each (key, value).
+/// Decodes chunks of stored events into index digests, on the thread that drains a
+/// queue of them (see `Verifier.run`).
+final class ChunkDecoder: @unchecked Sendable {
+    static let chunkSize = 2048
+
+    struct Item {
+        var seq: UInt64
+        var type: EventType
+        var at: Timestamp
+        /// The event's JSON, in the map of the verifying read transaction.
+        var raw: UnsafeRawBufferPointer
+    }
+
+    struct Chunk: @unchecked Sendable {
+        var items: [Item] = []
+    }
+
+    struct Result {
+        var digest = IndexDigest()
+        var counts = [UInt64](repeating: 0, count: EventType.allCases.count)
+        /// The first event in this half that no longer decodes or disagrees with its
+        /// header.
+        var failure: (UInt64, String)?
+        /// 410 deliveries: their `unregistered` entry depends on a stored
+        /// notification's device, looked up in the transaction by its own thread.
+        var deferred: [(UInt64, Event)] = []
+    }
+
+    /// What the worker found; read after it is joined.
+    private(set) var result = Result()
+
+    func drain(_ queue: BoundedQueue<Chunk>) {
+        var decoder = EventDecoder(full: false)
+        while let chunk = queue.pop() { ChunkDecoder.decode(chunk, into: &result, decoder: &decoder) }
+    }
+
+    static func decode(_ chunk: Chunk, into result: inout Result, decoder: inout EventDecoder) {
+        for item in chunk.items {
+            // Past a failure only earlier events matter: they make the answer.
+            if let failure = result.failure, item.seq > failure.0 { return }
+            let event: Event
+            do {
+                event = try decoder.decode(item.raw)
+            } catch {
+                result.failure = (item.seq, "event seq \(item.seq) no longer decodes: \(InvalidEvent.from(error).reason)")
+                return
+            }
+            if event.type != item.type || event.at != item.at {
+                result.failure = (item.seq, "event seq \(item.seq) header disagrees with its JSON")
+                return
+            }
+            if let d = event.delivery, Layout.isUnregistration(d) {
+                result.deferred.append((item.seq, event))
+            } else {
+                for (index, key) in Layout.indexEntries(of: event, seq: item.seq, notificationDevice: { _ in nil }) {
+                    result.digest.add(IndexDigest.slot(index), key, Layout.indexValue(index, event.at, item.seq))
+                }
+            }
+            result.digest.add(IndexDigest.ids, event.identityKey, Layout.bigEndian(item.seq))
+            result.counts[Int(item.type.rawValue) - 1] += 1
+        }
+    }
+}
+
 struct IndexDigest {
     /// The digested databases, by slot: `ids`, then the indexes in `Layout.Index` order.
     static let names = ["ids"] + Layout.Index.allCases.map(\.rawValue)
@@ -214,6 +313,13 @@ struct IndexDigest {
 
     var sums = [UInt64](repeating: 0, count: names.count)
     var counts = [Int](repeating: 0, count: names.count)
+
+    mutating func merge(_ other: IndexDigest) {
+        for slot in sums.indices {
+            sums[slot] &+= other.sums[slot]
+            counts[slot] += other.counts[slot]
+        }
+    }
 
     mutating func add(_ slot: Int, _ key: some Sequence<UInt8>, _ value: some Sequence<UInt8>) {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
