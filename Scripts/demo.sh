@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds pushtrail (release), and runs the main job on the
 # bundled Samples/: ingest the event log and the .apns files into an embedded store,
-# then answer two support questions from it, export a notification, and verify the
-# chain.
+# then answer two support questions from it, export a notification, write an HTML
+# report of a thread, print a simulator replay script, and verify the chain.
 #   Scripts/demo.sh [STORE_DIR]     (default: ./demo.lmdb)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -26,7 +26,15 @@ run stats
 run task 1102 --at @61          # "I pressed complete and nothing happened": the task right after the press
 run audit --thread task-1109 || true   # "the buttons were wrong" (audit exits 1 when it finds something)
 run export 14557b3c-ed72-4565-89d3-91e6848930e4 -o -   # the notification as an .apns payload
+report="${store%/}-report.html"
+replay="${store%/}-replay.sh"
+run report --thread task-1109 -o "$report" --force   # the thread as the user saw it, for the ticket
+# The pushes as xcrun simctl commands, for an iOS developer with a Simulator.
+printf '\n$ pushtrail replay --thread task-1109 --dry-run > %s\n' "$replay"
+"$bin" replay --thread task-1109 --dry-run >"$replay"
+sed -n '1,7p' "$replay" | cut -c1-160
 run verify
 run head
 printf '\nThe store is in %s (readable with mdb_stat -a / mdb_dump).\n' "$store"
+printf 'The report is %s (open it in a browser); the replay script is %s.\n' "$report" "$replay"
 printf 'Try: %s --store %s show @1\n' "$bin" "$store"
