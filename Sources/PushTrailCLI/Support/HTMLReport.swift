@@ -219,9 +219,8 @@ public enum HTMLReport {
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
             case "'": out += "&#39;"
-            case "\u{0}": out += "\u{FFFD}"
             default:
-                // Other controls (but tab and newline) are not allowed in HTML text.
+                // Controls (but tab and newline), NUL included, are not allowed in HTML text.
                 if (u.value < 0x20 && u != "\t" && u != "\n") || (0x7F..<0xA0).contains(u.value) {
                     out += "\u{FFFD}"
                 } else {

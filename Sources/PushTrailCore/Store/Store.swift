@@ -160,17 +160,11 @@ public final class Store: @unchecked Sendable {
     private static func createAtomically(_ dir: String, _ options: EnvironmentOptions) throws {
         removeAbandonedCreations(in: dir)
         let scratch = dir + "/.creating-\(getpid())"
-        _ = unlink(scratch + "/data.mdb")
-        _ = unlink(scratch + "/lock.mdb")
-        _ = rmdir(scratch)
+        removeScratch(scratch)
         guard mkdir(scratch, 0o700) == 0 else {
             throw StoreError.io("cannot create \(scratch): \(String(cString: strerror(errno)))")
         }
-        defer {
-            _ = unlink(scratch + "/data.mdb")
-            _ = unlink(scratch + "/lock.mdb")
-            _ = rmdir(scratch)
-        }
+        defer { removeScratch(scratch) }
         do {
             let env = try Environment(path: scratch, options: options)
             _ = try env.openDatabases { try openDatabases(env, create: true, $0) }
@@ -197,11 +191,15 @@ public final class Store: @unchecked Sendable {
             guard name.hasPrefix(".creating-"), let pid = Int32(name.dropFirst(".creating-".count)), pid != getpid(),
                 kill(pid, 0) != 0 && errno == ESRCH
             else { continue }
-            let scratch = dir + "/" + name
-            _ = unlink(scratch + "/data.mdb")
-            _ = unlink(scratch + "/lock.mdb")
-            _ = rmdir(scratch)
+            removeScratch(dir + "/" + name)
         }
+    }
+
+    /// A creation directory and the two files LMDB makes in it.
+    private static func removeScratch(_ scratch: String) {
+        _ = unlink(scratch + "/data.mdb")
+        _ = unlink(scratch + "/lock.mdb")
+        _ = rmdir(scratch)
     }
 
     /// Runs `body` on a consistent snapshot of the store.
