@@ -22,6 +22,12 @@ public struct EnvironmentOptions: Sendable {
     /// Skip `fsync` on commit (faster, but the last commits can be lost on power
     /// failure). Off by default: a committed event is durable.
     public var noSync = false
+    /// Write pages straight into a writable map (`MDB_WRITEMAP`) instead of through
+    /// `pwrite`: a transaction's dirty pages are the file's (page cache), not the
+    /// process's memory, so a large transaction costs no heap. LMDB then keeps the
+    /// file as long as the map (sparse), and a page the disk cannot back faults with
+    /// SIGBUS instead of failing a write. Ignored when `readOnly`.
+    public var writeMap = false
     /// File mode for `data.mdb` and `lock.mdb`.
     public var fileMode: mode_t = 0o600
 
@@ -39,6 +45,8 @@ public final class Environment: @unchecked Sendable {
     public let path: String
     /// Whether the environment was opened read-only.
     public let isReadOnly: Bool
+    /// Whether writes go through a writable map (`EnvironmentOptions.writeMap`).
+    public let isWriteMap: Bool
 
     /// Opens (and with write access, creates the files of) the environment in `path`,
     /// which must be an existing directory.
@@ -54,6 +62,7 @@ public final class Environment: @unchecked Sendable {
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
             if options.noReadahead { flags |= UInt32(MDB_NORDAHEAD) }
             if options.noSync { flags |= UInt32(MDB_NOSYNC) }
+            if options.writeMap && !options.readOnly { flags |= UInt32(MDB_WRITEMAP) }
             try check(mdb_env_open(env, path, flags, options.fileMode), "mdb_env_open \(path)")
         } catch {
             mdb_env_close(env)
@@ -62,6 +71,7 @@ public final class Environment: @unchecked Sendable {
         self.handle = env
         self.path = path
         self.isReadOnly = options.readOnly
+        self.isWriteMap = options.writeMap && !options.readOnly
     }
 
     deinit { mdb_env_close(handle) }
@@ -81,14 +91,17 @@ public final class Environment: @unchecked Sendable {
     /// (return its results instead). Write transactions are serialised across threads
     /// and processes by LMDB's writer lock. No other transaction of this process may be
     /// open while the map grows.
-    public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+    ///
+    /// With `retryingWhenFull` false, a full map is thrown (`isMapFull`) instead, for a
+    /// `body` that cannot be run twice.
+    public func write<R>(retryingWhenFull: Bool = true, _ body: (Transaction) throws -> R) throws -> R {
         precondition(!isReadOnly, "write transaction on a read-only environment")
         while true {
             let txn = try begin(flags: 0)
             let result: R
             do {
                 result = try body(Transaction(handle: txn, isWritable: true))
-            } catch let error as LMDBError where error.isMapFull {
+            } catch let error as LMDBError where error.isMapFull && retryingWhenFull {
                 mdb_txn_abort(txn)
                 try growMap()
                 continue
@@ -97,7 +110,7 @@ public final class Environment: @unchecked Sendable {
                 throw error
             }
             let rc = mdb_txn_commit(txn)  // frees the transaction, success or not
-            if rc == MDB_MAP_FULL {
+            if rc == MDB_MAP_FULL && retryingWhenFull {
                 try growMap()
                 continue
             }
@@ -137,6 +150,17 @@ public final class Environment: @unchecked Sendable {
             return txn
         }
     }
+
+    /// The data file's descriptor (LMDB's own: do not close it).
+    public var fileDescriptor: Int32 {
+        var fd: Int32 = -1
+        mdb_env_get_fd(handle, &fd)
+        return fd
+    }
+
+    /// Bytes of the file the last committed transaction uses: its pages up to the
+    /// last one. Beyond them a `writeMap` file holds only unused, sparse map.
+    public var usedBytes: Int { (lastPageNumber + 1) * pageSize }
 
     /// The current map size in bytes.
     public var mapSize: Int {

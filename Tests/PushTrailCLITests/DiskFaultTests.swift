@@ -3,8 +3,9 @@ import Testing
 
 /// A full or failing disk under an ingest: one clear line and exit 74, whole
 /// transactions only in the store, and a re-run that completes the work. Faults are
-/// injected with an LD_PRELOAD shim (Tests/Fixtures/faulty_io.c) that fails writes to
-/// the store's directory after a byte budget.
+/// injected with an LD_PRELOAD shim (Tests/Fixtures/faulty_io.c) that, for files in the
+/// store's directory, fails syncs after a count, fails writes after a byte budget, or
+/// leaves the file short so that pages of the writable map fault.
 @Suite("Disk full and I/O errors during ingest")
 struct DiskFaultTests {
     static let shimSource = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -41,11 +42,12 @@ struct DiskFaultTests {
         let shim = try Self.buildShim(in: dir)
         let store = Self.canonicalStore(in: dir)
         let input = try dir.write("events.ndjson", lines: Self.events(40_000))
-        // Small batches so that some commit before the disk "fills".
+        // Small transactions so that some commit before the disk "fills": each commit
+        // syncs twice (pages, then the meta page), creating the store a few times.
         let faulty = try Binary.run(
             ["--store", store, "ingest", "-q", input],
             environment: [
-                "LD_PRELOAD": shim, "FAULT_DIR": store, "FAULT_AFTER_BYTES": "6000000", "FAULT_ERRNO": name,
+                "LD_PRELOAD": shim, "FAULT_DIR": store, "FAULT_AFTER_SYNCS": "12", "FAULT_ERRNO": name,
                 "PUSHTRAIL_BATCH_EVENTS": "2000",
             ])
         #expect(faulty.status == 74, "\(faulty)")
@@ -68,6 +70,43 @@ struct DiskFaultTests {
         let final = try Binary.run(["--store", store, "verify", "--json"])
         #expect(final.status == 0)
         #expect(try final.json()["events"]?.int == 40_000)
+    }
+
+    @Test("a page of the map the disk cannot back (SIGBUS) exits 74 with one line, keeps the last commit, and a re-run completes")
+    func mapFaultThenRerun() throws {
+        let dir = try TempDir()
+        let shim = try Self.buildShim(in: dir)
+        let store = Self.canonicalStore(in: dir)
+        let all = Self.events(20_000)
+        let first = try dir.write("first.ndjson", lines: Array(all.prefix(1000)))
+        let input = try dir.write("events.ndjson", lines: all)
+        let ingest = try Binary.run(["--store", store, "ingest", "-q", first])
+        #expect(ingest.status == 0, "\(ingest)")
+        // An ingest leaves the file no longer than its pages in use.
+        let used = try Binary.run(["--store", store, "stats", "--json"]).json()["store_bytes"]?.int ?? -1
+        let size = (try? FileManager.default.attributesOfItem(atPath: store + "/data.mdb")[.size] as? Int) ?? -2
+        #expect(used == size, "data.mdb is \(size) bytes, its pages \(used)")
+
+        // The file cannot grow: the first page written past its end faults.
+        let faulty = try Binary.run(
+            ["--store", store, "ingest", "-q", input],
+            environment: ["LD_PRELOAD": shim, "FAULT_DIR": store, "FAULT_NO_GROW": "1", "PUSHTRAIL_BATCH_EVENTS": "2000"])
+        #expect(faulty.status == 74, "\(faulty)")
+        let lines = faulty.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "one line on stderr: \(faulty.stderr)")
+        #expect(
+            faulty.stderr.hasPrefix("pushtrail: cannot write store ") && faulty.stderr.contains("no space left")
+                && faulty.stderr.contains("run the same command again"), "\(faulty.stderr)")
+
+        let verify = try Binary.run(["--store", store, "verify", "--json"])
+        #expect(verify.status == 0, "\(verify)")
+        #expect(try verify.json()["events"]?.int == 1000)
+        let rerun = try Binary.run(["--store", store, "ingest", "--json", input])
+        #expect(rerun.status == 0, "\(rerun)")
+        #expect(try rerun.json()["duplicates"]?.int == 1000)
+        let final = try Binary.run(["--store", store, "verify", "--json"])
+        #expect(final.status == 0)
+        #expect(try final.json()["events"]?.int == 20_000)
     }
 
     @Test("a disk that fails at once leaves no half store behind and says so in one line")

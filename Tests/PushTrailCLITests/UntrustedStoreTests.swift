@@ -21,11 +21,11 @@ enum SpoiledStore: String, CaseIterable, CustomTestStringConvertible {
 
     var testDescription: String { rawValue }
 
-    /// Builds the spoiled store at `dir.store`: first a real one of ~2,000 events
+    /// Builds the spoiled store at `dir.store`: first a real one of ~3,000 events
     /// (a data.mdb of well over a megabyte, so that half of it cuts through B-tree
     /// pages), then the damage.
     func make(in dir: TempDir) throws {
-        let input = try dir.write("seed.ndjson", lines: TamperKit.lines(count: 2000, seed: 31))
+        let input = try dir.write("seed.ndjson", lines: TamperKit.lines(count: 3000, seed: 31))
         let r = CLI.run(store: dir.store, ["ingest", input])
         guard r.status == 0 else { throw HarnessError("seeding failed: \(r)") }
         let data = dir.store + "/data.mdb"

@@ -79,10 +79,19 @@ public struct IngestSummary: Sendable, Equatable, Codable {
 public struct IngestOptions: Sendable {
     /// All or nothing: the first bad line (or conflict) stores nothing of this run.
     public var strict = false
-    /// Events per write transaction (one fsync each).
-    public var batchEvents = 12288
-    /// Raw bytes per write transaction.
-    public var batchBytes = 12 << 20
+    /// Events per write transaction at most (one commit, two syncs each). Large
+    /// transactions rewrite the randomly placed index pages less often; their pages
+    /// are the map's, so their size costs no memory (docs/PERFORMANCE.md).
+    public var batchEvents = 262_144
+    /// Raw bytes per write transaction at most.
+    public var batchBytes = 128 << 20
+    /// Events and raw bytes per batch handed from the parsing thread to the writing
+    /// one: what bounds the memory an ingest holds, whatever its transactions.
+    public var handoffEvents = 8192
+    public var handoffBytes = 8 << 20
+
+    /// Handoffs never span a transaction's end: a transaction is whole handoffs.
+    var handoffLimit: (events: Int, bytes: Int) { (min(handoffEvents, batchEvents), min(handoffBytes, batchBytes)) }
 
     public init() {}
 }
@@ -91,8 +100,11 @@ public struct IngestOptions: Sendable {
 ///
 /// Lines are read and decoded on a second thread while this one writes the previous
 /// batch, so parsing and LMDB's work overlap on two cores; a bounded queue keeps
-/// memory constant whatever the input size. Rejections reach `onReject` in input
-/// order.
+/// memory constant whatever the input size. One write transaction takes handoffs
+/// until it holds `batchEvents` or `batchBytes`, or until the next handoff is not
+/// ready: the writer never waits for input holding the writers' lock, and slow input
+/// is committed as it comes. Rejections reach `onReject` in input order, and the
+/// totals `onProgress`, once the transaction holding their lines has committed.
 public final class Ingest {
     let store: Store
     let sources: [InputSource]
@@ -129,26 +141,92 @@ public final class Ingest {
         }
 
         var summary = IngestSummary()
-        while let batch = queue.pop() {
-            if let error = batch.error { throw error }
-            summary.read += batch.lines
-            try store.makeRoom(for: batch.rawBytes)
-            let outcomes = try batch.events.isEmpty ? [] : store.append(batch.events, recordedAt: clock)
-            // Report rejections in input order, conflicts among them.
-            var rejections = batch.rejections[...]
-            batch.events.withUnsafeBufferPointer { events in  // borrowed: zip would copy every event
-                for i in outcomes.indices {
-                    while let r = rejections.first, r.ordinal < events[i].ordinal {
-                        report(r, into: &summary)
-                        rejections = rejections.dropFirst()
+        var next = queue.pop()
+        var inputEnded = next == nil
+        while let first = next {
+            next = nil
+            try store.makeRoom(for: options.batchBytes)
+            // What the transaction did, applied once it has committed.
+            var done = Committed()
+            var failure: StoreError?
+            try store.write(recordedAt: clock, retryingWhenFull: false) { writer in
+                var batch = first
+                while true {
+                    if let error = batch.error {
+                        failure = error  // commit what came before, then report it
+                        return
                     }
-                    tally(outcomes[i], events.baseAddress! + i, into: &summary)
+                    let outcomes = try batch.events.isEmpty ? [] : writer.append(batch.events)
+                    done.add(batch, outcomes)
+                    if done.events >= options.batchEvents || done.rawBytes >= options.batchBytes
+                        || done.rejections.count >= options.handoffEvents
+                    {
+                        return
+                    }
+                    switch queue.tryPop() {
+                    case .item(let b): batch = b
+                    case .empty: return
+                    case .finished:
+                        inputEnded = true
+                        return
+                    }
                 }
             }
-            for r in rejections { report(r, into: &summary) }
-            onProgress(summary, batch.bytesRead)
+            summary.read += done.lines
+            for r in done.rejections { report(r, into: &summary) }
+            summary.appended += done.appended
+            summary.duplicates += done.duplicates
+            if let seq = done.firstSeq, summary.firstSeq == nil { summary.firstSeq = seq }
+            if let seq = done.lastSeq { summary.lastSeq = seq }
+            if let failure { throw failure }
+            onProgress(summary, done.bytesRead)
+            if !inputEnded {
+                next = queue.pop()
+                inputEnded = next == nil
+            }
         }
         return summary
+    }
+
+    /// The outcome of one write transaction's handoffs: counts, and the rejections and
+    /// conflicts in input order.
+    private struct Committed {
+        var events = 0
+        var rawBytes = 0
+        var lines = 0
+        var bytesRead = 0
+        var appended = 0
+        var duplicates = 0
+        var firstSeq: UInt64?
+        var lastSeq: UInt64?
+        var rejections: [Rejection] = []
+
+        mutating func add(_ batch: Batch, _ outcomes: [AppendOutcome]) {
+            events += batch.events.count
+            rawBytes += batch.rawBytes
+            lines += batch.lines
+            bytesRead = batch.bytesRead
+            var parsed = batch.rejections[...]
+            batch.events.withUnsafeBufferPointer { events in  // borrowed: zip would copy every event
+                for i in outcomes.indices {
+                    switch outcomes[i] {
+                    case .appended(let seq):
+                        appended += 1
+                        if firstSeq == nil { firstSeq = seq }
+                        lastSeq = seq
+                    case .duplicate:
+                        duplicates += 1
+                    case .conflict(let seq):
+                        while let r = parsed.first, r.ordinal < events[i].ordinal {
+                            rejections.append(r)
+                            parsed = parsed.dropFirst()
+                        }
+                        rejections.append(Ingest.conflict(events[i], seq))
+                    }
+                }
+            }
+            rejections.append(contentsOf: parsed)
+        }
     }
 
     private func report(_ rejection: Rejection, into summary: inout IngestSummary) {
@@ -226,7 +304,7 @@ public final class Ingest {
                         case .success(let pending): batch.append(pending)
                         case .failure(let rejection): throw StrictStop(rejection: rejection, read: summary.read)
                         }
-                        if batch.count >= options.batchEvents { try flush() }
+                        if batch.count >= options.handoffLimit.events { try flush() }
                     }
                     try flush()
                     bytesRead += reader.bytesRead
@@ -317,6 +395,7 @@ final class Producer: @unchecked Sendable {
 
     func run() {
         var decoder = EventDecoder(full: false)
+        let limit = options.handoffLimit
         var batch = Batch()
         var bytes = 0
         var readBefore = 0
@@ -336,7 +415,7 @@ final class Producer: @unchecked Sendable {
                     case .failure(let rejection):
                         batch.rejections.append(rejection)
                     }
-                    if batch.events.count >= options.batchEvents || bytes >= options.batchBytes {
+                    if batch.events.count >= limit.events || bytes >= limit.bytes {
                         batch.bytesRead = readBefore + reader.bytesRead
                         batch.rawBytes = bytes
                         guard queue.push(batch) else { return }
@@ -376,6 +455,24 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
             items.append(item)
             monitor.broadcast()
             return true
+        }
+    }
+
+    enum Poll {
+        case item(Element)
+        /// Nothing yet; more may come.
+        case empty
+        /// Closed and drained.
+        case finished
+    }
+
+    /// Takes the next item without waiting.
+    func tryPop() -> Poll {
+        monitor.locked {
+            guard !items.isEmpty else { return closed ? .finished : .empty }
+            let item = items.removeFirst()
+            monitor.broadcast()
+            return .item(item)
         }
     }
 

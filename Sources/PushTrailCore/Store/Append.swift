@@ -34,14 +34,17 @@ extension Store {
     /// when it returns, or not at all when it throws. When the map fills, the
     /// transaction is retried from the start after the map grows, so `body` must be
     /// repeatable.
-    public func write<R>(recordedAt clock: @escaping () -> Timestamp, _ body: (StoreWriter) throws -> R) throws -> R {
-        try mapErrors {
-            try env.write { txn in
-                let writer = try StoreWriter(store: self, txn: txn, clock: clock)
-                let result = try body(writer)
-                try writer.flush()
-                return result
-            }
+    ///
+    /// With `retryingWhenFull` false a full map is an error instead, for a `body` that
+    /// cannot run twice; `makeRoom` first sizes the map so that it cannot fill.
+    public func write<R>(
+        recordedAt clock: @escaping () -> Timestamp, retryingWhenFull: Bool = true, _ body: (StoreWriter) throws -> R
+    ) throws -> R {
+        try writeTransaction(retryingWhenFull: retryingWhenFull) { txn in
+            let writer = try StoreWriter(store: self, txn: txn, clock: clock)
+            let result = try body(writer)
+            try writer.flush()
+            return result
         }
     }
 

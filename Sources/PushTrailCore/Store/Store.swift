@@ -42,6 +42,8 @@ public struct StoreOptions: Sendable {
     public var mapSize = 256 << 20
     /// Skip fsync on commit (benchmarks, bulk loads that can be redone).
     public var noSync = false
+    /// Writers write through a writable map (see `Store` and docs/STORE.md).
+    public var writeMap = true
 
     public init() {}
 }
@@ -52,9 +54,21 @@ public struct StoreOptions: Sendable {
 /// transaction, so readers never see one without the others. Several processes may
 /// append at once: LMDB's writer lock serialises them and each reads the chain head
 /// inside its own transaction.
+///
+/// A writable store writes through LMDB's writable map (`MDB_WRITEMAP`): a
+/// transaction's pages live in the page cache, not in this process's memory, so
+/// transactions can be large. LMDB sizes the file to its map (sparse) whenever it maps
+/// it, which could cut off pages another writer is filling; so every writer takes an
+/// exclusive `flock` on `data.mdb` around whatever can resize the file (opening, growing
+/// the map, a write transaction, `trim`), and a write transaction first makes sure the
+/// file reaches its own map. A page the disk cannot back (a full disk) faults with
+/// SIGBUS instead of failing a write; `MapFaultGuard` turns that into a one-line error
+/// and exit 74, which leaves the last commit intact like any crash.
 public final class Store: @unchecked Sendable {
     public let path: String
     let env: Environment
+    /// Our own descriptor of `data.mdb` for the writers' `flock` (-1 when read-only).
+    private let lockFD: Int32
     let meta: Database
     let events: Database
     let ids: Database
@@ -90,14 +104,36 @@ public final class Store: @unchecked Sendable {
             }
         }
 
+        // LMDB sizes a writable map's file when it maps it, which would hide a truncated
+        // file and change a foreign one: a writer first opens the store as a reader,
+        // with every check a reader makes.
+        if create && options.writeMap {
+            var ds = stat()
+            if stat(dataPath, &ds) == 0 && ds.st_size > 0 {
+                do {
+                    _ = try Store(path: path, create: false, options: options)
+                } catch StoreError.notAStore(_, let detail) where detail == Store.databasesMissing {
+                    // A creation that never committed (an older pushtrail's): completed below.
+                }
+            }
+        }
+
         var envOptions = EnvironmentOptions()
         envOptions.mapSize = options.mapSize
         envOptions.noSync = options.noSync
         envOptions.readOnly = !create
         envOptions.maxDatabases = 16
+        envOptions.writeMap = create && options.writeMap
         if create && access(dataPath, F_OK) != 0 { try Store.createAtomically(path, envOptions) }
+        var lockFD: Int32 = -1
+        if create {
+            lockFD = open(dataPath, O_RDONLY | O_CLOEXEC)
+            guard lockFD >= 0 else { throw StoreError.io("cannot open \(dataPath): \(String(cString: strerror(errno)))") }
+        }
+        self.lockFD = lockFD
         do {
-            env = try Environment(path: path, options: envOptions)
+            let options = envOptions
+            env = try Store.exclusively(lockFD) { try Environment(path: path, options: options) }
         } catch let error as LMDBError {
             if error.isCorruption {
                 throw StoreError.notAStore(path: path, detail: "data.mdb is not a valid LMDB file")
@@ -116,11 +152,14 @@ public final class Store: @unchecked Sendable {
         }
         do {
             let env = self.env
-            (meta, events, ids, indexes) = try env.openDatabases { try Store.openDatabases(env, create: create, $0) }
-        } catch let error as LMDBError {
-            if error.isCorruption || error.code == -30798 /* MDB_NOTFOUND: a database is missing */ {
-                throw StoreError.notAStore(path: path, detail: "its databases are missing or damaged")
+            (meta, events, ids, indexes) = try Store.exclusively(lockFD) {
+                try env.openDatabases { try Store.openDatabases(env, create: create, $0) }
             }
+        } catch let error as LMDBError {
+            if error.code == -30798 /* MDB_NOTFOUND: a database is missing */ {
+                throw StoreError.notAStore(path: path, detail: Store.databasesMissing)
+            }
+            if error.isCorruption { throw StoreError.notAStore(path: path, detail: "its databases are damaged") }
             throw StoreError.io("cannot open store \(path): \(error)")
         }
         // Reader slots of processes that died mid-read pin old pages; free them.
@@ -202,6 +241,65 @@ public final class Store: @unchecked Sendable {
         _ = rmdir(scratch)
     }
 
+    static let databasesMissing = "its databases are missing"
+
+    deinit {
+        // A writer leaves the file no longer than the pages in use, however it ends.
+        try? trim()
+        if lockFD >= 0 { close(lockFD) }
+    }
+
+    /// Runs `body` holding the writers' `flock` on `data.mdb` (a no-op for -1).
+    static func exclusively<R>(_ fd: Int32, _ body: () throws -> R) throws -> R {
+        guard fd >= 0 else { return try body() }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw StoreError.io("cannot lock the store: \(String(cString: strerror(errno)))") }
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+
+    /// Runs `body` in a write transaction of this store, under the writers' lock, with
+    /// the file as long as this process's map (another writer may have trimmed it) and
+    /// faults on the map, commit included, guarded.
+    func writeTransaction<R>(retryingWhenFull: Bool = true, _ body: (Transaction) throws -> R) throws -> R {
+        try mapErrors {
+            try Store.exclusively(lockFD) {
+                guard env.isWriteMap else { return try env.write(retryingWhenFull: retryingWhenFull, body) }
+                try extendFileToMap()
+                // The commit writes through the map too.
+                return try MapFaultGuard.guarding(store: path) { try env.write(retryingWhenFull: retryingWhenFull, body) }
+            }
+        }
+    }
+
+    /// Makes the file reach the map, so that writes through the map land inside it.
+    private func extendFileToMap() throws {
+        let fd = env.fileDescriptor
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw StoreError.io("cannot read \(path)/data.mdb: \(String(cString: strerror(errno)))") }
+        let size = env.mapSize
+        if Int(st.st_size) < size && ftruncate(fd, off_t(size)) != 0 {
+            throw StoreError.io(
+                "cannot write store \(path): \(String(cString: strerror(errno))); what was committed before is intact: "
+                    + "fix the disk and run the same command again (duplicates are skipped)")
+        }
+    }
+
+    /// Cuts the file back to the pages the last commit uses (a writable map leaves it
+    /// as long as the map). Harmless to other writers: they extend it again inside
+    /// their next transaction, and readers never read past the last commit.
+    public func trim() throws {
+        guard env.isWriteMap else { return }
+        try Store.exclusively(lockFD) {
+            let used = env.usedBytes
+            var st = stat()
+            if fstat(env.fileDescriptor, &st) == 0, Int(st.st_size) > used {
+                _ = ftruncate(env.fileDescriptor, off_t(used))
+            }
+        }
+    }
+
     /// Runs `body` on a consistent snapshot of the store.
     public func read<R>(_ body: (StoreReader) throws -> R) throws -> R {
         try mapErrors { try env.read { try body(StoreReader(store: self, txn: $0)) } }
@@ -210,21 +308,22 @@ public final class Store: @unchecked Sendable {
     /// Clears reader slots left by processes that died mid-read.
     public func clearStaleReaders() throws -> Int { try mapErrors { try env.clearStaleReaders() } }
 
-    /// Grows the map ahead of a write of about `bytes` of events, so that the write
-    /// does not fill it and have to be redone: room for three times the input (events
-    /// and their index entries, and the pages copied on write) beyond the file.
+    /// Grows the map ahead of a write of up to `bytes` of events so that it cannot
+    /// fill: room for every used page to be copied on write once, and three times the
+    /// new events (their records, index entries and page splits). The file is sparse
+    /// beyond the pages in use, and `trim` cuts it back.
     public func makeRoom(for bytes: Int) throws {
-        try mapErrors { try env.ensureMapSize(fileBytes + 3 * bytes + (64 << 20)) }
+        try mapErrors {
+            try Store.exclusively(lockFD) { try env.ensureMapSize(2 * env.usedBytes + 3 * bytes + (64 << 20)) }
+        }
     }
 
     /// The id of the last committed write, for followers to poll cheaply.
     public var lastTransactionID: Int { env.lastTransactionID }
 
-    /// Bytes of the data file.
-    public var fileBytes: Int {
-        var st = stat()
-        return stat(path + "/data.mdb", &st) == 0 ? Int(st.st_size) : 0
-    }
+    /// Bytes of the data file the store uses: its pages up to the last committed one
+    /// (a writer's file may reach further, sparse, until it is trimmed).
+    public var fileBytes: Int { env.usedBytes }
 
     func mapErrors<R>(_ body: () throws -> R) throws -> R {
         do {
