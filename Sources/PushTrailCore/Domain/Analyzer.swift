@@ -82,7 +82,9 @@ public struct Analysis: Sendable {
 /// thread's tasks and the thread's deliveries) and `audit` (fed everything), so a
 /// finding reads the same wherever it is shown.
 public struct Analyzer {
-    public private(set) var tasks: [Int64: TaskSnapshot] = [:]
+    private var table = TaskTable()
+    /// The snapshots of the tasks met so far, by id.
+    public var tasks: [Int64: TaskSnapshot] { table.all }
     let context: any AuditContext
     /// Mask device tokens in messages.
     let maskTokens: (String) -> String
@@ -93,7 +95,7 @@ public struct Analyzer {
     }
 
     /// The snapshot of `taskID` as of the last event fed.
-    public func task(_ taskID: Int64) -> TaskSnapshot { tasks[taskID] ?? TaskSnapshot(taskID: taskID) }
+    public func task(_ taskID: Int64) -> TaskSnapshot { table[taskID] ?? TaskSnapshot(taskID: taskID) }
 
     /// Feeds one event; returns its task, the task's state after it and its findings.
     public mutating func process(_ event: Event, seq: UInt64) -> Analysis {
@@ -123,7 +125,7 @@ public struct Analyzer {
             }
             if let buttons = n.buttons {
                 let expected = Category.buttons(of: category).map(\.rawValue)
-                if Set(buttons) != Set(expected) {
+                if !Analyzer.sameElements(buttons, expected) {
                     flag(.buttonsCategoryMismatch, taskID,
                          "\(label) offered buttons [\(buttons.joined(separator: ", "))] but \(shownCategory) has [\(expected.joined(separator: ", "))]")
                 }
@@ -146,7 +148,7 @@ public struct Analyzer {
             }
             if var snap = snapshot {
                 TaskFold.apply(event, seq: seq, to: &snap)
-                tasks[snap.taskID] = snap
+                table.store(snap)
                 snapshot = snap
             }
             return Analysis(taskID: taskID, stateAfter: snapshot?.state, transition: nil, findings: findings)
@@ -154,7 +156,7 @@ public struct Analyzer {
         case .action(let a):
             var snap = task(a.taskID)
             let transition = TaskFold.apply(event, seq: seq, to: &snap)
-            tasks[a.taskID] = snap
+            table.store(snap)
             let label = "action \(shortID) (\(a.action.rawValue), \(a.outcome.rawValue))"
             if transition.invalid {
                 if transition.from == .deleted {
@@ -189,9 +191,58 @@ public struct Analyzer {
         return " at \(change.at) by action \(short(change.eventID)) (seq \(change.seq))"
     }
 
+    /// Whether `a` and `b` hold the same strings, ignoring order and repeats (what
+    /// `Set(a) == Set(b)` says, without a `Set`: see `TaskTable`).
+    static func sameElements(_ a: [String], _ b: [String]) -> Bool {
+        a.allSatisfy { b.contains($0) } && b.allSatisfy { a.contains($0) }
+    }
+
     /// Long ids (UUIDs) cut to their first 8 characters for messages.
     static func short(_ id: String) -> String {
         id.count > 12 ? String(id.prefix(8)) + "…" : id
     }
 
+}
+
+/// The analyzer's task snapshots by id: a short array searched in order while few
+/// tasks are known (a `task` or `thread` query meets one or two), a dictionary past
+/// that (an audit of the whole log). A short query so never instantiates the
+/// dictionary's generic metadata, which for a new key type costs the Swift runtime a
+/// scan of every protocol conformance in the binary (about 0.1M instructions).
+struct TaskTable {
+    private var few: [TaskSnapshot] = []
+    private var many: [Int64: TaskSnapshot] = [:]
+    static let fewLimit = 16
+
+    subscript(taskID: Int64) -> TaskSnapshot? {
+        if many.isEmpty {
+            for snapshot in few where snapshot.taskID == taskID { return snapshot }
+            return nil
+        }
+        return many[taskID]
+    }
+
+    /// Files `snapshot` under its task id, replacing the one there.
+    mutating func store(_ snapshot: TaskSnapshot) {
+        if many.isEmpty {
+            for i in few.indices where few[i].taskID == snapshot.taskID {
+                few[i] = snapshot
+                return
+            }
+            if few.count < TaskTable.fewLimit {
+                few.append(snapshot)
+                return
+            }
+            for s in few { many[s.taskID] = s }
+            few = []
+        }
+        many[snapshot.taskID] = snapshot
+    }
+
+    var all: [Int64: TaskSnapshot] {
+        if !many.isEmpty { return many }
+        var out: [Int64: TaskSnapshot] = [:]
+        for s in few { out[s.taskID] = s }
+        return out
+    }
 }
