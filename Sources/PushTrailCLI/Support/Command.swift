@@ -102,6 +102,15 @@ extension Context {
 /// Device tokens are secrets: human output shows only their ends.
 public enum TokenMask {
     public static func mask(_ token: String) -> String {
+        // Tokens are hex. In ASCII without CR (CR LF is one Character) a Character is
+        // a byte, so the bytes can be cut instead of breaking the text into Characters.
+        if token.utf8.allSatisfy({ $0 < 0x80 && $0 != 0x0D }) {
+            let count = token.utf8.count
+            guard count > 12 else { return String(repeating: "•", count: max(count, 4)) }
+            let utf8 = token.utf8
+            return String(token[..<utf8.index(utf8.startIndex, offsetBy: 4)]) + "…"
+                + String(token[utf8.index(utf8.endIndex, offsetBy: -4)...])
+        }
         let chars = Array(token)
         guard chars.count > 12 else { return String(repeating: "•", count: max(chars.count, 4)) }
         return String(chars.prefix(4)) + "…" + String(chars.suffix(4))

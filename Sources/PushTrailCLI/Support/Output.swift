@@ -139,7 +139,9 @@ public final class Context: @unchecked Sendable {
         var p = environ
         while let entry = p.pointee {
             let s = String(cString: entry)
-            if let eq = s.firstIndex(of: "=") { env[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
+            // ASCII (nearly always): find "=" among the bytes, not the Characters.
+            let eq = s.utf8.allSatisfy { $0 < 0x80 } ? s.utf8.firstIndex(of: UInt8(ascii: "=")) : s.firstIndex(of: "=")
+            if let eq { env[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
             p += 1
         }
         return Context(
