@@ -127,7 +127,7 @@ public struct Analyzer {
                 let expected = Category.buttons(of: category).map(\.rawValue)
                 if !Analyzer.sameElements(buttons, expected) {
                     flag(.buttonsCategoryMismatch, taskID,
-                         "\(label) offered buttons [\(buttons.joined(separator: ", "))] but \(shownCategory) has [\(expected.joined(separator: ", "))]")
+                         "\(label) offered buttons [\(Analyzer.list(buttons))] but \(shownCategory) has [\(Analyzer.list(expected))]")
                 }
             }
             if !premium && category != Category.generic.rawValue {
@@ -170,7 +170,7 @@ public struct Analyzer {
             if let ref = a.notificationID, let facts = context.notification(ref), !Category.offers(facts.category, a.action) {
                 let offered = Category.buttons(of: facts.category).map(\.rawValue)
                 flag(.actionNotOffered, a.taskID,
-                     "\(label) pressed \(a.action.rawValue) on notification \(Analyzer.short(facts.id)), whose category \(facts.category ?? "(none)") offers [\(offered.joined(separator: ", "))]")
+                     "\(label) pressed \(a.action.rawValue) on notification \(Analyzer.short(facts.id)), whose category \(facts.category ?? "(none)") offers [\(Analyzer.list(offered))]")
             }
             return Analysis(taskID: a.taskID, stateAfter: snap.state, transition: transition, findings: findings)
 
@@ -195,6 +195,17 @@ public struct Analyzer {
     /// `Set(a) == Set(b)` says, without a `Set`: see `TaskTable`).
     static func sameElements(_ a: [String], _ b: [String]) -> Bool {
         a.allSatisfy { b.contains($0) } && b.allSatisfy { a.contains($0) }
+    }
+
+    /// "a, b, c". By hand: joined(separator:) runs unspecialised, and its first call
+    /// costs a runtime conformance scan.
+    static func list(_ items: [String]) -> String {
+        var out = ""
+        for (i, item) in items.enumerated() {
+            if i > 0 { out += ", " }
+            out += item
+        }
+        return out
     }
 
     /// Long ids (UUIDs) cut to their first 8 characters for messages.
