@@ -54,15 +54,15 @@ extension Context {
     /// The store directory: `--store`, else `$PUSHTRAIL_STORE`, else `./pushtrail.lmdb`.
     func storePath(_ arguments: Arguments) -> String {
         if let s = arguments.value("store"), !s.isEmpty { return s }
-        if let s = environment["PUSHTRAIL_STORE"], !s.isEmpty { return s }
+        if let s = variable("PUSHTRAIL_STORE"), !s.isEmpty { return s }
         return "pushtrail.lmdb"
     }
 
     /// Opens the store: for writing (created when missing) or read-only (must exist).
     func openStore(_ arguments: Arguments, create: Bool) throws -> Store {
         var options = StoreOptions()
-        if let size = environment["PUSHTRAIL_MAP_SIZE"].flatMap(Int.init), size > 0 { options.mapSize = size }
-        if environment["PUSHTRAIL_NOSYNC"] == "1" { options.noSync = true }
+        if let size = variable("PUSHTRAIL_MAP_SIZE").flatMap(Int.init), size > 0 { options.mapSize = size }
+        if variable("PUSHTRAIL_NOSYNC") == "1" { options.noSync = true }
         return try Store(path: storePath(arguments), create: create, options: options)
     }
 

@@ -138,10 +138,22 @@ enum Render {
     static func details(_ loaded: LoadedEvent, anchor: LoadedEvent?, _ device: String) -> String {
         let e = loaded.event
         var out = ""
-        if let relative = relative(loaded, to: anchor) { out += relative + " · " }
-        out += "id " + oneLine(e.id) + " · user " + oneLine(e.user)
-        if e.device != nil { out += " · device " + device }
-        if let ref = e.referencedNotificationID { out += " · for notification " + oneLine(ref) }
+        if let relative = relative(loaded, to: anchor) {
+            out += relative
+            out += " · "
+        }
+        out += "id "
+        out += oneLine(e.id)
+        out += " · user "
+        out += oneLine(e.user)
+        if e.device != nil {
+            out += " · device "
+            out += device
+        }
+        if let ref = e.referencedNotificationID {
+            out += " · for notification "
+            out += oneLine(ref)
+        }
         return out
     }
 

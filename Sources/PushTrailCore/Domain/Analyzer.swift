@@ -104,47 +104,48 @@ public struct Analyzer {
         func flag(_ code: FindingCode, _ task: Int64?, _ message: String) {
             findings.append(Finding(code: code, seq: seq, id: event.id, taskID: task, at: event.at, message: message))
         }
-        let shortID = Analyzer.short(event.id)
+        // Messages are built only for findings, which few events have.
+        func shortID() -> String { Analyzer.short(event.id) }
         switch event.body {
         case .notification(let n):
             let taskID = n.taskID
             var snapshot = taskID.map { task($0) }
-            let label = "notification \(shortID)"
+            func label() -> String { "notification " + shortID() }
             let premium = n.isPremium != false
             let category = n.category
             let shownCategory = category ?? "no category"
             if let snap = snapshot {
                 if snap.state == .deleted {
-                    flag(.notificationAfterDelete, taskID, "\(label) was sent for task \(snap.taskID), which was deleted\(Analyzer.by(snap.lastChange))")
+                    flag(.notificationAfterDelete, taskID, "\(label()) was sent for task \(snap.taskID), which was deleted\(Analyzer.by(snap.lastChange))")
                 } else if premium, category != Category.generic.rawValue, let expected = snap.state.expectedCategory,
                     category != expected.rawValue
                 {
                     flag(.categoryStateMismatch, taskID,
-                         "\(label) sent \(shownCategory) for task \(snap.taskID), which was \(snap.state)\(Analyzer.by(snap.lastChange)); expected \(expected.rawValue)")
+                         "\(label()) sent \(shownCategory) for task \(snap.taskID), which was \(snap.state)\(Analyzer.by(snap.lastChange)); expected \(expected.rawValue)")
                 }
             }
             if let buttons = n.buttons {
                 let expected = Category.buttons(of: category).map(\.rawValue)
                 if !Analyzer.sameElements(buttons, expected) {
                     flag(.buttonsCategoryMismatch, taskID,
-                         "\(label) offered buttons [\(Analyzer.list(buttons))] but \(shownCategory) has [\(Analyzer.list(expected))]")
+                         "\(label()) offered buttons [\(Analyzer.list(buttons))] but \(shownCategory) has [\(Analyzer.list(expected))]")
                 }
             }
             if !premium && category != Category.generic.rawValue {
-                flag(.premiumMismatch, taskID, "\(label) to free user \(event.user) (is_premium false) has category \(shownCategory), not \(Category.generic.rawValue)")
+                flag(.premiumMismatch, taskID, "\(label()) to free user \(event.user) (is_premium false) has category \(shownCategory), not \(Category.generic.rawValue)")
             } else if premium && category == Category.generic.rawValue {
-                flag(.premiumMismatch, taskID, "\(label) to premium user \(event.user) has category \(Category.generic.rawValue)")
+                flag(.premiumMismatch, taskID, "\(label()) to premium user \(event.user) has category \(Category.generic.rawValue)")
             }
-            if let taskID, n.threadID != "task-\(taskID)" {
+            if let taskID, n.threadID != "task-" + String(taskID) {
                 let shown = n.threadID.map { "\"\($0)\"" } ?? "no thread-id"
-                flag(.threadIDMismatch, taskID, "\(label) has \(shown), expected \"task-\(taskID)\" for task \(taskID)")
+                flag(.threadIDMismatch, taskID, "\(label()) has \(shown), expected \"task-\(taskID)\" for task \(taskID)")
             }
             if n.payloadSize > 4096 {
-                flag(.payloadTooLarge, taskID, "\(label) payload is \(n.payloadSize) bytes, over APNs' 4096-byte limit")
+                flag(.payloadTooLarge, taskID, "\(label()) payload is \(n.payloadSize) bytes, over APNs' 4096-byte limit")
             }
             if let device = event.device, let gone = context.unregistration(device: device, before: position) {
                 flag(.sentAfterUnregistered, taskID,
-                     "\(label) was sent to device \(maskTokens(device)) at \(event.at), after APNs answered 410 \(gone.reason) for it at \(gone.at) (delivery \(Analyzer.short(gone.deliveryID)), seq \(gone.seq))")
+                     "\(label()) was sent to device \(maskTokens(device)) at \(event.at), after APNs answered 410 \(gone.reason) for it at \(gone.at) (delivery \(Analyzer.short(gone.deliveryID)), seq \(gone.seq))")
             }
             if var snap = snapshot {
                 TaskFold.apply(event, seq: seq, to: &snap)
@@ -157,20 +158,20 @@ public struct Analyzer {
             var snap = task(a.taskID)
             let transition = TaskFold.apply(event, seq: seq, to: &snap)
             table.store(snap)
-            let label = "action \(shortID) (\(a.action.rawValue), \(a.outcome.rawValue))"
+            func label() -> String { "action " + shortID() + " (" + a.action.rawValue + ", " + a.outcome.rawValue + ")" }
             if transition.invalid {
                 if transition.from == .deleted {
                     flag(.invalidTransition, a.taskID,
-                         "\(label) on task \(a.taskID), which was deleted\(Analyzer.by(snap.lastChange)); it changed nothing")
+                         "\(label()) on task \(a.taskID), which was deleted\(Analyzer.by(snap.lastChange)); it changed nothing")
                 } else {
                     flag(.invalidTransition, a.taskID,
-                         "\(label) took task \(a.taskID) from \(transition.from) to \(transition.to), which the state machine does not allow")
+                         "\(label()) took task \(a.taskID) from \(transition.from) to \(transition.to), which the state machine does not allow")
                 }
             }
             if let ref = a.notificationID, let facts = context.notification(ref), !Category.offers(facts.category, a.action) {
                 let offered = Category.buttons(of: facts.category).map(\.rawValue)
                 flag(.actionNotOffered, a.taskID,
-                     "\(label) pressed \(a.action.rawValue) on notification \(Analyzer.short(facts.id)), whose category \(facts.category ?? "(none)") offers [\(Analyzer.list(offered))]")
+                     "\(label()) pressed \(a.action.rawValue) on notification \(Analyzer.short(facts.id)), whose category \(facts.category ?? "(none)") offers [\(Analyzer.list(offered))]")
             }
             return Analysis(taskID: a.taskID, stateAfter: snap.state, transition: transition, findings: findings)
 
@@ -179,7 +180,7 @@ public struct Analyzer {
             let taskID = facts?.taskID
             if d.status != 200 {
                 flag(.deliveryFailed, taskID,
-                     "delivery \(shortID) for notification \(Analyzer.short(d.notificationID)): APNs answered \(d.status)\(d.reason.map { " " + $0 } ?? "")")
+                     "delivery \(shortID()) for notification \(Analyzer.short(d.notificationID)): APNs answered \(d.status)\(d.reason.map { " " + $0 } ?? "")")
             }
             return Analysis(taskID: taskID, stateAfter: taskID.map { task($0).state }, transition: nil, findings: findings)
         }
