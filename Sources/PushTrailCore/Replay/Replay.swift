@@ -357,8 +357,12 @@ final class EventLoader {
 /// when only part of the log (a task, a thread) is analysed.
 public final class IndexedAuditContext: AuditContext {
     let loader: EventLoader
-    private var notifications: [String: NotificationFacts?] = [:]
-    private var unregistrations: [String: [Unregistration]] = [:]
+    /// Notifications looked up so far (nil: not found), by id.
+    private var notificationIDs = StringSlots()
+    private var notifications: [NotificationFacts?] = []
+    /// Each device's 410 answers, by device token.
+    private var devices = StringSlots()
+    private var unregistrations: [[Unregistration]] = []
 
     public convenience init(reader: StoreReader, horizon: Horizon?) {
         self.init(loader: EventLoader(reader: reader, horizon: horizon))
@@ -370,9 +374,10 @@ public final class IndexedAuditContext: AuditContext {
     }
 
     public func notification(_ id: String) -> NotificationFacts? {
-        if let cached = notifications[id] { return cached }
+        if let slot = notificationIDs.slot(of: id) { return notifications[slot] }
         let facts = try? lookup(id)
-        notifications[id] = facts
+        notificationIDs.add(id)
+        notifications.append(facts)
         return facts
     }
 
@@ -384,8 +389,14 @@ public final class IndexedAuditContext: AuditContext {
     }
 
     public func unregistration(device: String, before position: Position) -> Unregistration? {
-        if unregistrations[device] == nil { unregistrations[device] = (try? collect(device)) ?? [] }
-        return unregistrations[device]!.first { $0.at < position.at }
+        let slot: Int
+        if let known = devices.slot(of: device) {
+            slot = known
+        } else {
+            slot = devices.add(device)
+            unregistrations.append((try? collect(device)) ?? [])
+        }
+        return unregistrations[slot].first { $0.at < position.at }
     }
 
     /// The 410 answers filed under `device`, oldest first.
@@ -394,5 +405,31 @@ public final class IndexedAuditContext: AuditContext {
             guard let d = loaded.event.delivery, Layout.isUnregistration(d) else { return nil }
             return Unregistration(deliveryID: loaded.event.id, seq: loaded.seq, at: loaded.event.at, reason: d.reason ?? "Unregistered")
         }
+    }
+}
+
+/// Strings numbered in the order added: searched in order while there are few (a
+/// thread or task report meets a handful of notification ids and devices), hashed
+/// once there are more (a user's audit), so a short query never instantiates a
+/// `Dictionary` (see `sortedUnique`).
+struct StringSlots {
+    private var names: [String] = []
+    private var index: [String: Int] = [:]
+    static let fewLimit = 32
+
+    func slot(of name: String) -> Int? {
+        names.count <= StringSlots.fewLimit ? names.firstIndex(of: name) : index[name]
+    }
+
+    /// Numbers `name` (not already added) and returns its number.
+    @discardableResult
+    mutating func add(_ name: String) -> Int {
+        names.append(name)
+        if names.count == StringSlots.fewLimit + 1 {
+            for (i, n) in names.enumerated() { index[n] = i }
+        } else if names.count > StringSlots.fewLimit + 1 {
+            index[name] = names.count - 1
+        }
+        return names.count - 1
     }
 }
