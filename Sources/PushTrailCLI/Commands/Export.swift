@@ -107,7 +107,7 @@ enum ExportCommand: Command {
     /// `--bundle`, else the event's topic, else `$PUSHTRAIL_BUNDLE`, else a usage error.
     static func resolveBundle(_ arguments: Arguments, _ context: Context, _ events: [LoadedEvent]) throws -> (LoadedEvent) -> String? {
         if let b = arguments.value("bundle"), !b.isEmpty { return { _ in b } }
-        let fallback = context.environment["PUSHTRAIL_BUNDLE"].flatMap { $0.isEmpty ? nil : $0 }
+        let fallback = context.variable("PUSHTRAIL_BUNDLE").flatMap { $0.isEmpty ? nil : $0 }
         let resolve: (LoadedEvent) -> String? = { $0.event.notification?.topic ?? fallback }
         if let missing = events.first(where: { resolve($0) == nil }) {
             throw UsageError(

@@ -132,10 +132,10 @@ enum LogCommand: Command {
             return
         }
         let e = loaded.event
-        var line = "\(e.at)  " + style.dim("#\(loaded.seq)".padding(6)) + " " + Render.oneLine(e.user).padding(10)
-        if let t = e.taskID { line += " " + "task \(t)".padding(10) } else { line += " " + String(repeating: " ", count: 10) }
+        var line = e.at.description + "  " + style.dim(("#" + String(loaded.seq)).padding(6)) + " " + Render.oneLine(e.user).padding(10)
+        if let t = e.taskID { line += " " + ("task " + String(t)).padding(10) } else { line += "           " }
         line += " " + Render.headline(e, style: style)
-        if let ref = e.referencedNotificationID { line += style.dim(" → \(ref.prefix(8))…") }
+        if let ref = e.referencedNotificationID { line += style.dim(" → " + String(ref.prefix(8)) + "…") }
         context.stdout.screenLine(line)
     }
 }

@@ -59,7 +59,7 @@ enum ReplayCommand: Command {
             context.stdout.write(bytes: script(plan, pushes, threadID: threadID, asOf: asOf, arguments, context))
             return ExitStatus.success
         }
-        guard let xcrun = Subprocess.find("xcrun", path: context.environment["PATH"]) else {
+        guard let xcrun = Subprocess.find("xcrun", path: context.variable("PATH")) else {
             throw CommandError.io(
                 "xcrun not found: replay needs Xcode's simctl (macOS); use --dry-run to print the commands, or export --all --dir DIR for .apns files")
         }

@@ -43,6 +43,8 @@ enum StatsCommand: Command {
 extension String {
     /// Pads with spaces to `width` characters.
     func padding(_ width: Int) -> String {
-        count >= width ? self : self + String(repeating: " ", count: width - count)
+        // In ASCII without CR (CR LF is one Character) Characters are bytes: count those.
+        let length = utf8.allSatisfy({ $0 < 0x80 && $0 != 0x0D }) ? utf8.count : count
+        return length >= width ? self : self + String(repeating: " ", count: width - length)
     }
 }

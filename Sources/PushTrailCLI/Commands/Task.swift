@@ -49,12 +49,12 @@ enum TaskCommand: Command {
         context.stdout.screenLine(header)
         for step in report.history {
             let e = step.loaded.event
-            var line = "  \(e.at)  " + style.dim("#\(step.loaded.seq)".padding(6)) + " " + Render.headline(e, style: style)
-            line += step.from == step.to ? style.dim("  · \(step.to)") : "  · \(step.from) → \(style.bold(step.to.rawValue))"
+            var line = "  " + e.at.description + "  " + style.dim(("#" + String(step.loaded.seq)).padding(6)) + " " + Render.headline(e, style: style)
+            line += step.from == step.to ? style.dim("  · " + step.to.rawValue) : "  · " + step.from.rawValue + " → " + style.bold(step.to.rawValue)
             context.stdout.screenLine(line)
             context.stdout.screenLine("        " + style.dim(Render.details(step.loaded, anchor: anchor, context.token(e.device, arguments))))
             for finding in step.findings {
-                context.stdout.wrappedLine("        " + style.yellow("⚠ \(finding.code.rawValue)") + ": " + finding.message, indent: "          ")
+                context.stdout.wrappedLine("        " + style.yellow("⚠ " + finding.code.rawValue) + ": " + finding.message, indent: "          ")
             }
         }
         return ExitStatus.success

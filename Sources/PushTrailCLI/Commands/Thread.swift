@@ -36,12 +36,12 @@ enum ThreadCommand: Command {
         context.stdout.screenLine(header)
         for entry in report.entries {
             let e = entry.loaded.event
-            var line = "\(e.at)  " + style.dim("#\(entry.loaded.seq)".padding(6)) + " " + Render.headline(e, style: style)
+            var line = e.at.description + "  " + style.dim(("#" + String(entry.loaded.seq)).padding(6)) + " " + Render.headline(e, style: style)
             if let t = entry.taskID, let s = entry.taskState {
                 if let tr = entry.transition, tr.from != tr.to {
-                    line += "  · task \(t): \(tr.from) → \(style.bold(s.rawValue))"
+                    line += "  · task " + String(t) + ": " + tr.from.rawValue + " → " + style.bold(s.rawValue)
                 } else {
-                    line += style.dim("  · task \(t): \(s)")
+                    line += style.dim("  · task " + String(t) + ": " + s.rawValue)
                 }
             }
             context.stdout.screenLine(line)
@@ -51,7 +51,7 @@ enum ThreadCommand: Command {
             }
             context.stdout.screenLine("      " + style.dim(Render.details(entry.loaded, anchor: anchor, context.token(e.device, arguments))))
             for finding in entry.findings {
-                context.stdout.wrappedLine("      " + style.yellow("⚠ \(finding.code.rawValue)") + ": " + finding.message, indent: "        ")
+                context.stdout.wrappedLine("      " + style.yellow("⚠ " + finding.code.rawValue) + ": " + finding.message, indent: "        ")
             }
         }
         return ExitStatus.success

@@ -54,15 +54,15 @@ extension Context {
     /// The store directory: `--store`, else `$PUSHTRAIL_STORE`, else `./pushtrail.lmdb`.
     func storePath(_ arguments: Arguments) -> String {
         if let s = arguments.value("store"), !s.isEmpty { return s }
-        if let s = environment["PUSHTRAIL_STORE"], !s.isEmpty { return s }
+        if let s = variable("PUSHTRAIL_STORE"), !s.isEmpty { return s }
         return "pushtrail.lmdb"
     }
 
     /// Opens the store: for writing (created when missing) or read-only (must exist).
     func openStore(_ arguments: Arguments, create: Bool) throws -> Store {
         var options = StoreOptions()
-        if let size = environment["PUSHTRAIL_MAP_SIZE"].flatMap(Int.init), size > 0 { options.mapSize = size }
-        if environment["PUSHTRAIL_NOSYNC"] == "1" { options.noSync = true }
+        if let size = variable("PUSHTRAIL_MAP_SIZE").flatMap(Int.init), size > 0 { options.mapSize = size }
+        if variable("PUSHTRAIL_NOSYNC") == "1" { options.noSync = true }
         return try Store(path: storePath(arguments), create: create, options: options)
     }
 
@@ -102,6 +102,15 @@ extension Context {
 /// Device tokens are secrets: human output shows only their ends.
 public enum TokenMask {
     public static func mask(_ token: String) -> String {
+        // Tokens are hex. In ASCII without CR (CR LF is one Character) a Character is
+        // a byte, so the bytes can be cut instead of breaking the text into Characters.
+        if token.utf8.allSatisfy({ $0 < 0x80 && $0 != 0x0D }) {
+            let count = token.utf8.count
+            guard count > 12 else { return String(repeating: "•", count: max(count, 4)) }
+            let utf8 = token.utf8
+            return String(token[..<utf8.index(utf8.startIndex, offsetBy: 4)]) + "…"
+                + String(token[utf8.index(utf8.endIndex, offsetBy: -4)...])
+        }
         let chars = Array(token)
         guard chars.count > 12 else { return String(repeating: "•", count: max(chars.count, 4)) }
         return String(chars.prefix(4)) + "…" + String(chars.suffix(4))

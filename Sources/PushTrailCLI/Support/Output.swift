@@ -117,7 +117,12 @@ public struct Style: Sendable {
 public final class Context: @unchecked Sendable {
     public let stdout: OutputStream
     public let stderr: OutputStream
-    public let environment: [String: String]
+    /// The environment: as given, or (the real process) read from `environ` when first
+    /// asked for. Commands read single variables through `variable(_:)`.
+    public private(set) lazy var environment: [String: String] = Context.processEnvironment()
+    /// Whether `environment` is the process's, so that single variables can be looked
+    /// up without building it.
+    private let inProcessEnvironment: Bool
     public let clock: @Sendable () -> Timestamp
     /// Whether standard input is a terminal (then `ingest` with no files says how to use it).
     public let stdinIsTerminal: Bool
@@ -128,29 +133,77 @@ public final class Context: @unchecked Sendable {
     ) {
         self.stdout = stdout
         self.stderr = stderr
-        self.environment = environment
+        self.inProcessEnvironment = false
         self.clock = clock
+        self.stdinIsTerminal = stdinIsTerminal
+        self.environment = environment
+    }
+
+    private init(processWithStdinIsTerminal stdinIsTerminal: Bool) {
+        self.stdout = OutputStream(fd: 1)
+        self.stderr = OutputStream(fd: 2, autoflush: true)
+        self.inProcessEnvironment = true
+        self.clock = { WallClock.now() }
         self.stdinIsTerminal = stdinIsTerminal
     }
 
     /// The real process: fds 1 and 2, the process environment, the wall clock.
     public static func process() -> Context {
+        Context(processWithStdinIsTerminal: isatty(0) == 1)
+    }
+
+    /// The environment variable `name`: `environment[name]`. For the real process it is
+    /// found in `environ` without building the dictionary, which (hashing every
+    /// variable) was a tenth of a short query's instructions.
+    func variable(_ name: String) -> String? {
+        guard inProcessEnvironment else { return environment[name] }
+        var found: String?
+        let prefix = Array(name.utf8) + [UInt8(ascii: "=")]
+        var p = environ
+        while let entry = p.pointee {
+            p += 1
+            // An ASCII entry is NAME=VALUE exactly when its bytes start so; an entry
+            // with other characters is split as `processEnvironment` splits it.
+            var ascii = true
+            var i = 0
+            while entry[i] != 0 {
+                if UInt8(bitPattern: entry[i]) >= 0x80 { ascii = false; break }
+                i += 1
+            }
+            if ascii {
+                var k = 0
+                while k < prefix.count && UInt8(bitPattern: entry[k]) == prefix[k] { k += 1 }
+                if k == prefix.count { found = String(cString: entry + k) }
+            } else if let (key, value) = Context.split(String(cString: entry)), key == name {
+                found = value
+            }
+        }
+        return found
+    }
+
+    /// The process environment as a dictionary (a later duplicate wins).
+    static func processEnvironment() -> [String: String] {
         var env: [String: String] = [:]
         var p = environ
         while let entry = p.pointee {
-            let s = String(cString: entry)
-            if let eq = s.firstIndex(of: "=") { env[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
+            if let (key, value) = split(String(cString: entry)) { env[key] = value }
             p += 1
         }
-        return Context(
-            stdout: OutputStream(fd: 1), stderr: OutputStream(fd: 2, autoflush: true), environment: env,
-            clock: { WallClock.now() }, stdinIsTerminal: isatty(0) == 1)
+        return env
+    }
+
+    /// `NAME=VALUE` split at its first "=".
+    private static func split(_ s: String) -> (String, String)? {
+        // ASCII (nearly always): find "=" among the bytes, not the Characters.
+        let eq = s.utf8.allSatisfy { $0 < 0x80 } ? s.utf8.firstIndex(of: UInt8(ascii: "=")) : s.firstIndex(of: "=")
+        guard let eq else { return nil }
+        return (String(s[..<eq]), String(s[s.index(after: eq)...]))
     }
 
     /// Colour for `stream`: only on a terminal, never with `NO_COLOR` set.
     func style(for stream: OutputStream, disabled: Bool = false) -> Style {
-        let noColor = environment["NO_COLOR"].map { !$0.isEmpty } ?? false
-        return Style(enabled: stream.isTerminal && !noColor && !disabled && environment["TERM"] != "dumb")
+        let noColor = variable("NO_COLOR").map { !$0.isEmpty } ?? false
+        return Style(enabled: stream.isTerminal && !noColor && !disabled && variable("TERM") != "dumb")
     }
 
     /// A warning on stderr: `pushtrail: warning: …`.

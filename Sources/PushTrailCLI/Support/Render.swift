@@ -54,26 +54,37 @@ enum Render {
     static func headline(_ event: Event, style: Style) -> String {
         switch event.body {
         case .notification(let n):
-            var s = "notification \(style.bold(n.category.map(oneLine) ?? "(no category)"))"
-            let buttons = Category.buttons(of: n.category).map(\.rawValue)
-            s += buttons.isEmpty ? " (no buttons)" : " [\(buttons.joined(separator: ", "))]"
-            if let title = n.title ?? n.body { s += " \"\(oneLine(title))\"" }
+            var s = "notification " + style.bold(n.category.map(oneLine) ?? "(no category)")
+            let buttons = Category.buttons(of: n.category)
+            if buttons.isEmpty {
+                s += " (no buttons)"
+            } else {
+                s += " ["
+                for (i, b) in buttons.enumerated() {
+                    if i > 0 { s += ", " }
+                    s += b.rawValue
+                }
+                s += "]"
+            }
+            if let title = n.title ?? n.body { s += " \"" + oneLine(title) + "\"" }
             return s
         case .action(let a):
-            var s = "action \(style.bold(a.action.rawValue)) → "
+            var s = "action " + style.bold(a.action.rawValue) + " → "
             switch a.outcome {
             case .ok: s += style.green("ok")
             case .rejected: s += style.yellow("rejected")
             case .failed: s += style.red("failed")
             }
-            var answer: [String] = []
-            if let h = a.httpStatus { answer.append("HTTP \(h)") }
-            if let e = a.error { answer.append(oneLine(e)) }
-            if !answer.isEmpty { s += " (\(answer.joined(separator: ": ")))" }
+            switch (a.httpStatus, a.error) {
+            case (let h?, let e?): s += " (HTTP " + String(h) + ": " + oneLine(e) + ")"
+            case (let h?, nil): s += " (HTTP " + String(h) + ")"
+            case (nil, let e?): s += " (" + oneLine(e) + ")"
+            case (nil, nil): break
+            }
             return s
         case .delivery(let d):
             let ok = d.status == 200
-            let text = "delivery \(d.status)\(d.reason.map { " " + oneLine($0) } ?? (ok ? " accepted" : ""))"
+            let text = "delivery " + String(d.status) + (d.reason.map { " " + oneLine($0) } ?? (ok ? " accepted" : ""))
             return ok ? text : style.red(text)
         }
     }
@@ -126,23 +137,39 @@ enum Render {
     /// The second line of a timeline entry: when relative to the anchor, and whose.
     static func details(_ loaded: LoadedEvent, anchor: LoadedEvent?, _ device: String) -> String {
         let e = loaded.event
-        var parts: [String] = []
-        if let relative = relative(loaded, to: anchor) { parts.append(relative) }
-        parts += ["id \(oneLine(e.id))", "user \(oneLine(e.user))"]
-        if e.device != nil { parts.append("device \(device)") }
-        if let ref = e.referencedNotificationID { parts.append("for notification \(oneLine(ref))") }
-        return parts.joined(separator: " · ")
+        var out = ""
+        if let relative = relative(loaded, to: anchor) {
+            out += relative
+            out += " · "
+        }
+        out += "id "
+        out += oneLine(e.id)
+        out += " · user "
+        out += oneLine(e.user)
+        if e.device != nil {
+            out += " · device "
+            out += device
+        }
+        if let ref = e.referencedNotificationID {
+            out += " · for notification "
+            out += oneLine(ref)
+        }
+        return out
     }
 
     /// "3 days before the complete", or "← the complete" on the anchor itself.
     static func relative(_ loaded: LoadedEvent, to anchor: LoadedEvent?) -> String? {
         guard let anchor else { return nil }
-        if anchor.seq == loaded.seq { return "← \(anchorName(anchor.event))" }
+        if anchor.seq == loaded.seq { return "← " + anchorName(anchor.event) }
         return RelativeTime.describe(loaded.event.at, relativeTo: anchor.event.at) + " " + anchorName(anchor.event)
     }
 }
 
 extension String {
     /// `mark_in_progress` → `mark in progress`.
-    fileprivate var replacingUnderscores: String { String(map { $0 == "_" ? " " : $0 }) }
+    fileprivate var replacingUnderscores: String {
+        // Action names are ASCII, where "_" is a Character of its own: bytes will do.
+        guard utf8.allSatisfy({ $0 < 0x80 }) else { return String(map { $0 == "_" ? " " : $0 }) }
+        return String(decoding: utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+    }
 }

@@ -82,7 +82,9 @@ public struct Analysis: Sendable {
 /// thread's tasks and the thread's deliveries) and `audit` (fed everything), so a
 /// finding reads the same wherever it is shown.
 public struct Analyzer {
-    public private(set) var tasks: [Int64: TaskSnapshot] = [:]
+    private var table = TaskTable()
+    /// The snapshots of the tasks met so far, by id.
+    public var tasks: [Int64: TaskSnapshot] { table.all }
     let context: any AuditContext
     /// Mask device tokens in messages.
     let maskTokens: (String) -> String
@@ -93,7 +95,7 @@ public struct Analyzer {
     }
 
     /// The snapshot of `taskID` as of the last event fed.
-    public func task(_ taskID: Int64) -> TaskSnapshot { tasks[taskID] ?? TaskSnapshot(taskID: taskID) }
+    public func task(_ taskID: Int64) -> TaskSnapshot { table[taskID] ?? TaskSnapshot(taskID: taskID) }
 
     /// Feeds one event; returns its task, the task's state after it and its findings.
     public mutating func process(_ event: Event, seq: UInt64) -> Analysis {
@@ -102,51 +104,52 @@ public struct Analyzer {
         func flag(_ code: FindingCode, _ task: Int64?, _ message: String) {
             findings.append(Finding(code: code, seq: seq, id: event.id, taskID: task, at: event.at, message: message))
         }
-        let shortID = Analyzer.short(event.id)
+        // Messages are built only for findings, which few events have.
+        func shortID() -> String { Analyzer.short(event.id) }
         switch event.body {
         case .notification(let n):
             let taskID = n.taskID
             var snapshot = taskID.map { task($0) }
-            let label = "notification \(shortID)"
+            func label() -> String { "notification " + shortID() }
             let premium = n.isPremium != false
             let category = n.category
             let shownCategory = category ?? "no category"
             if let snap = snapshot {
                 if snap.state == .deleted {
-                    flag(.notificationAfterDelete, taskID, "\(label) was sent for task \(snap.taskID), which was deleted\(Analyzer.by(snap.lastChange))")
+                    flag(.notificationAfterDelete, taskID, "\(label()) was sent for task \(snap.taskID), which was deleted\(Analyzer.by(snap.lastChange))")
                 } else if premium, category != Category.generic.rawValue, let expected = snap.state.expectedCategory,
                     category != expected.rawValue
                 {
                     flag(.categoryStateMismatch, taskID,
-                         "\(label) sent \(shownCategory) for task \(snap.taskID), which was \(snap.state)\(Analyzer.by(snap.lastChange)); expected \(expected.rawValue)")
+                         "\(label()) sent \(shownCategory) for task \(snap.taskID), which was \(snap.state)\(Analyzer.by(snap.lastChange)); expected \(expected.rawValue)")
                 }
             }
             if let buttons = n.buttons {
                 let expected = Category.buttons(of: category).map(\.rawValue)
-                if Set(buttons) != Set(expected) {
+                if !Analyzer.sameElements(buttons, expected) {
                     flag(.buttonsCategoryMismatch, taskID,
-                         "\(label) offered buttons [\(buttons.joined(separator: ", "))] but \(shownCategory) has [\(expected.joined(separator: ", "))]")
+                         "\(label()) offered buttons [\(Analyzer.list(buttons))] but \(shownCategory) has [\(Analyzer.list(expected))]")
                 }
             }
             if !premium && category != Category.generic.rawValue {
-                flag(.premiumMismatch, taskID, "\(label) to free user \(event.user) (is_premium false) has category \(shownCategory), not \(Category.generic.rawValue)")
+                flag(.premiumMismatch, taskID, "\(label()) to free user \(event.user) (is_premium false) has category \(shownCategory), not \(Category.generic.rawValue)")
             } else if premium && category == Category.generic.rawValue {
-                flag(.premiumMismatch, taskID, "\(label) to premium user \(event.user) has category \(Category.generic.rawValue)")
+                flag(.premiumMismatch, taskID, "\(label()) to premium user \(event.user) has category \(Category.generic.rawValue)")
             }
-            if let taskID, n.threadID != "task-\(taskID)" {
+            if let taskID, n.threadID != "task-" + String(taskID) {
                 let shown = n.threadID.map { "\"\($0)\"" } ?? "no thread-id"
-                flag(.threadIDMismatch, taskID, "\(label) has \(shown), expected \"task-\(taskID)\" for task \(taskID)")
+                flag(.threadIDMismatch, taskID, "\(label()) has \(shown), expected \"task-\(taskID)\" for task \(taskID)")
             }
             if n.payloadSize > 4096 {
-                flag(.payloadTooLarge, taskID, "\(label) payload is \(n.payloadSize) bytes, over APNs' 4096-byte limit")
+                flag(.payloadTooLarge, taskID, "\(label()) payload is \(n.payloadSize) bytes, over APNs' 4096-byte limit")
             }
             if let device = event.device, let gone = context.unregistration(device: device, before: position) {
                 flag(.sentAfterUnregistered, taskID,
-                     "\(label) was sent to device \(maskTokens(device)) at \(event.at), after APNs answered 410 \(gone.reason) for it at \(gone.at) (delivery \(Analyzer.short(gone.deliveryID)), seq \(gone.seq))")
+                     "\(label()) was sent to device \(maskTokens(device)) at \(event.at), after APNs answered 410 \(gone.reason) for it at \(gone.at) (delivery \(Analyzer.short(gone.deliveryID)), seq \(gone.seq))")
             }
             if var snap = snapshot {
                 TaskFold.apply(event, seq: seq, to: &snap)
-                tasks[snap.taskID] = snap
+                table.store(snap)
                 snapshot = snap
             }
             return Analysis(taskID: taskID, stateAfter: snapshot?.state, transition: nil, findings: findings)
@@ -154,21 +157,21 @@ public struct Analyzer {
         case .action(let a):
             var snap = task(a.taskID)
             let transition = TaskFold.apply(event, seq: seq, to: &snap)
-            tasks[a.taskID] = snap
-            let label = "action \(shortID) (\(a.action.rawValue), \(a.outcome.rawValue))"
+            table.store(snap)
+            func label() -> String { "action " + shortID() + " (" + a.action.rawValue + ", " + a.outcome.rawValue + ")" }
             if transition.invalid {
                 if transition.from == .deleted {
                     flag(.invalidTransition, a.taskID,
-                         "\(label) on task \(a.taskID), which was deleted\(Analyzer.by(snap.lastChange)); it changed nothing")
+                         "\(label()) on task \(a.taskID), which was deleted\(Analyzer.by(snap.lastChange)); it changed nothing")
                 } else {
                     flag(.invalidTransition, a.taskID,
-                         "\(label) took task \(a.taskID) from \(transition.from) to \(transition.to), which the state machine does not allow")
+                         "\(label()) took task \(a.taskID) from \(transition.from) to \(transition.to), which the state machine does not allow")
                 }
             }
             if let ref = a.notificationID, let facts = context.notification(ref), !Category.offers(facts.category, a.action) {
                 let offered = Category.buttons(of: facts.category).map(\.rawValue)
                 flag(.actionNotOffered, a.taskID,
-                     "\(label) pressed \(a.action.rawValue) on notification \(Analyzer.short(facts.id)), whose category \(facts.category ?? "(none)") offers [\(offered.joined(separator: ", "))]")
+                     "\(label()) pressed \(a.action.rawValue) on notification \(Analyzer.short(facts.id)), whose category \(facts.category ?? "(none)") offers [\(Analyzer.list(offered))]")
             }
             return Analysis(taskID: a.taskID, stateAfter: snap.state, transition: transition, findings: findings)
 
@@ -177,7 +180,7 @@ public struct Analyzer {
             let taskID = facts?.taskID
             if d.status != 200 {
                 flag(.deliveryFailed, taskID,
-                     "delivery \(shortID) for notification \(Analyzer.short(d.notificationID)): APNs answered \(d.status)\(d.reason.map { " " + $0 } ?? "")")
+                     "delivery \(shortID()) for notification \(Analyzer.short(d.notificationID)): APNs answered \(d.status)\(d.reason.map { " " + $0 } ?? "")")
             }
             return Analysis(taskID: taskID, stateAfter: taskID.map { task($0).state }, transition: nil, findings: findings)
         }
@@ -189,9 +192,69 @@ public struct Analyzer {
         return " at \(change.at) by action \(short(change.eventID)) (seq \(change.seq))"
     }
 
+    /// Whether `a` and `b` hold the same strings, ignoring order and repeats (what
+    /// `Set(a) == Set(b)` says, without a `Set`: see `TaskTable`).
+    static func sameElements(_ a: [String], _ b: [String]) -> Bool {
+        a.allSatisfy { b.contains($0) } && b.allSatisfy { a.contains($0) }
+    }
+
+    /// "a, b, c". By hand: joined(separator:) runs unspecialised, and its first call
+    /// costs a runtime conformance scan.
+    static func list(_ items: [String]) -> String {
+        var out = ""
+        for (i, item) in items.enumerated() {
+            if i > 0 { out += ", " }
+            out += item
+        }
+        return out
+    }
+
     /// Long ids (UUIDs) cut to their first 8 characters for messages.
     static func short(_ id: String) -> String {
         id.count > 12 ? String(id.prefix(8)) + "…" : id
     }
 
+}
+
+/// The analyzer's task snapshots by id: a short array searched in order while few
+/// tasks are known (a `task` or `thread` query meets one or two), a dictionary past
+/// that (an audit of the whole log). A short query so never instantiates the
+/// dictionary's generic metadata, which for a new key type costs the Swift runtime a
+/// scan of every protocol conformance in the binary (about 0.1M instructions).
+struct TaskTable {
+    private var few: [TaskSnapshot] = []
+    private var many: [Int64: TaskSnapshot] = [:]
+    static let fewLimit = 16
+
+    subscript(taskID: Int64) -> TaskSnapshot? {
+        if many.isEmpty {
+            for snapshot in few where snapshot.taskID == taskID { return snapshot }
+            return nil
+        }
+        return many[taskID]
+    }
+
+    /// Files `snapshot` under its task id, replacing the one there.
+    mutating func store(_ snapshot: TaskSnapshot) {
+        if many.isEmpty {
+            for i in few.indices where few[i].taskID == snapshot.taskID {
+                few[i] = snapshot
+                return
+            }
+            if few.count < TaskTable.fewLimit {
+                few.append(snapshot)
+                return
+            }
+            for s in few { many[s.taskID] = s }
+            few = []
+        }
+        many[snapshot.taskID] = snapshot
+    }
+
+    var all: [Int64: TaskSnapshot] {
+        if !many.isEmpty { return many }
+        var out: [Int64: TaskSnapshot] = [:]
+        for s in few { out[s.taskID] = s }
+        return out
+    }
 }

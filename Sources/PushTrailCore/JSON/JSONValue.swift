@@ -59,6 +59,13 @@ public indirect enum JSONValue: Equatable, Sendable, ExpressibleByStringLiteral,
 
     /// Writes `s` as a JSON string literal.
     public static func quote(_ s: String, into out: inout String) {
+        // Most strings need no escape: append them whole. (0xE2 leads U+2028 and U+2029.)
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F || $0 == 0xE2 }) {
+            out += "\""
+            out += s
+            out += "\""
+            return
+        }
         out += "\""
         for scalar in s.unicodeScalars {
             switch scalar {

@@ -38,20 +38,18 @@ extension StoreReader {
         }
         if query.taskID != nil || query.user != nil {
             let driver: LogMatcher.Driver = query.taskID != nil ? .task : .user
-            var seqs: [UInt64]
+            var events: [LoadedEvent]
             if let task = query.taskID {
-                seqs = try self.seqs(.tasks, key: Layout.taskKey(task))
+                let loader = EventLoader(reader: self, horizon: nil)
+                var seqs = try self.seqs(.tasks, key: Layout.taskKey(task))
                 // The deliveries for the task's notifications belong to it too.
-                var extra: [UInt64] = []
-                for seq in seqs {
-                    guard let stored = try event(seq: seq), stored.type == .notification else { continue }
-                    extra += try self.seqs(.refs, key: try stored.decode().identityKey)
+                for loaded in try loader.load(seqs) where loaded.event.type == .notification {
+                    seqs += try self.seqs(.refs, key: loaded.event.identityKey)
                 }
-                seqs = Array(Set(seqs + extra))
+                events = try loader.load(seqs).inTimelineOrder()
             } else {
-                seqs = try self.seqs(.users, key: Array(query.user!.utf8))
+                events = try load(seqs: self.seqs(.users, key: Array(query.user!.utf8)), horizon: nil)
             }
-            var events = try load(seqs: seqs, horizon: nil)
             if reverse { events.reverse() }
             for loaded in events where matcher.inRange(loaded.position) {
                 if try matcher.matches(loaded, drivenBy: driver), try !body(loaded) { return }

@@ -20,20 +20,28 @@ public enum RelativeTime {
             let text = seconds(milliseconds: milliseconds)
             return text + (text == "1" ? " second" : " seconds")
         }
-        let units: [(UInt64, String)] = [
-            (86_400_000_000, "day"), (3_600_000_000, "hour"), (60_000_000, "minute"), (1_000_000, "second"),
-        ]
         var rest = microseconds
-        var parts: [String] = []
-        for (size, name) in units {
+        var text = ""
+        var parts = 0
+        for unit in 0..<4 {
+            let size = unitSizes[unit]
             let n = rest / size
             rest %= size
-            if n > 0 { parts.append("\(n) \(name)\(n == 1 ? "" : "s")") }
+            if n > 0 {
+                // Built by hand: joined(separator:) runs unspecialised and costs a
+                // runtime conformance scan the first time.
+                if parts > 0 { text += " " }
+                text += String(n) + " " + unitNames[unit] + (n == 1 ? "" : "s")
+                parts += 1
+            }
             // Two units at most, and only adjacent ones: "1 day 3 minutes" misleads.
-            if !parts.isEmpty && (parts.count == 2 || n == 0) { break }
+            if parts > 0 && (parts == 2 || n == 0) { break }
         }
-        return parts.joined(separator: " ")
+        return text
     }
+
+    private static let unitSizes: [UInt64] = [86_400_000_000, 3_600_000_000, 60_000_000, 1_000_000]
+    private static let unitNames = ["day", "hour", "minute", "second"]
 
     /// Seconds with up to three decimals: "10", "0.037", "1.5".
     public static func seconds(milliseconds: UInt64) -> String {

@@ -19,6 +19,32 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
         let (y, m, d) = Timestamp.civil(fromDays: days)
         let seconds = rem / Timestamp.microsecondsPerSecond
         let micros = rem % Timestamp.microsecondsPerSecond
+        if y >= 0 && y <= 9999 {
+            // Every field fits its width: write the digits straight into the string.
+            let count = fractionDigits == 6 ? 27 : 24
+            return String(unsafeUninitializedCapacity: count) { buffer in
+                var i = 0
+                func put(_ value: Int64, _ width: Int) {
+                    var v = value
+                    var k = i + width
+                    while k > i {
+                        k -= 1
+                        buffer[k] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
+                        v /= 10
+                    }
+                    i += width
+                }
+                func put(_ byte: Unicode.Scalar) {
+                    buffer[i] = UInt8(ascii: byte)
+                    i += 1
+                }
+                put(y, 4); put("-"); put(m, 2); put("-"); put(d, 2); put("T")
+                put(seconds / 3600, 2); put(":"); put(seconds / 60 % 60, 2); put(":"); put(seconds % 60, 2); put(".")
+                if fractionDigits == 6 { put(micros, 6) } else { put(micros / 1000, 3) }
+                put("Z")
+                return i
+            }
+        }
         var out = ""
         out.reserveCapacity(27)
         func pad(_ v: Int64, _ width: Int) {
