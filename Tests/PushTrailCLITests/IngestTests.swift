@@ -38,6 +38,37 @@ struct IngestTests {
         #expect(try CLI.head(dir.store) == headBefore)
     }
 
+    @Test("input that trickles in through a pipe is stored as it comes, not when a batch fills")
+    func tricklingInputIsCommitted() throws {
+        let dir = try TempDir()
+        let pipe = Pipe()
+        let running = try Binary.start(["--store", dir.store, "ingest", "-q", "-"], input: .stream(pipe))
+        let lines = Line.deliveries("d", count: 5)
+        func storedCount() -> Int {
+            let head = try? Binary.run(["--store", dir.store, "head", "--json"])
+            return head.flatMap { $0.status == 0 ? (try? $0.json())?["seq"]?.int : nil } ?? 0
+        }
+        func waitFor(_ count: Int) -> Int {
+            var seen = 0
+            for _ in 0..<200 {  // up to 20 s on a loaded machine
+                seen = storedCount()
+                if seen >= count { break }
+                usleep(100_000)
+            }
+            return seen
+        }
+        pipe.fileHandleForWriting.write(Data((lines.prefix(3).joined(separator: "\n") + "\n").utf8))
+        // The ingest is still running, waiting for more input: the three are committed.
+        #expect(waitFor(3) == 3)
+        #expect(running.process.isRunning)
+        pipe.fileHandleForWriting.write(Data((lines.suffix(2).joined(separator: "\n") + "\n").utf8))
+        #expect(waitFor(5) == 5)
+        try pipe.fileHandleForWriting.close()
+        let outcome = try running.wait()
+        #expect(outcome.status == 0, "\(outcome)")
+        #expect(storedCount() == 5)
+    }
+
     @Test("the text summary says what happened")
     func textSummary() throws {
         let dir = try TempDir()

@@ -400,11 +400,26 @@ final class Producer: @unchecked Sendable {
         var bytes = 0
         var readBefore = 0
         var ordinal = 0
+        var cancelled = false
         defer { queue.close() }
+        /// Hands what is parsed so far to the writer.
+        func handOff(bytesRead: Int) {
+            batch.bytesRead = bytesRead
+            batch.rawBytes = bytes
+            if !queue.push(batch) { cancelled = true }
+            batch = Batch()
+            bytes = 0
+        }
         for (source, fd) in sources {
             let reader = LineReader(fd: fd)
+            // Input that trickles in (a pipe from a live server) is stored as it comes,
+            // not when a handoff fills.
+            reader.beforeWaiting = {
+                if !cancelled && batch.lines > 0 { handOff(bytesRead: readBefore + reader.bytesRead) }
+            }
+            defer { reader.beforeWaiting = nil }  // it holds the reader
             do {
-                while let line = try reader.next() {
+                while !cancelled, let line = try reader.next() {
                     guard !Ingest.isBlank(line.bytes) else { continue }
                     batch.lines += 1
                     ordinal += 1
@@ -416,13 +431,10 @@ final class Producer: @unchecked Sendable {
                         batch.rejections.append(rejection)
                     }
                     if batch.events.count >= limit.events || bytes >= limit.bytes {
-                        batch.bytesRead = readBefore + reader.bytesRead
-                        batch.rawBytes = bytes
-                        guard queue.push(batch) else { return }
-                        batch = Batch()
-                        bytes = 0
+                        handOff(bytesRead: readBefore + reader.bytesRead)
                     }
                 }
+                if cancelled { return }
                 readBefore += reader.bytesRead
             } catch {
                 batch.error = error as? StoreError ?? .io("\(error)")

@@ -31,6 +31,9 @@ public final class LineReader {
     /// Bytes read so far.
     public private(set) var bytesRead = 0
     public let maxKept: Int
+    /// Called before a read that would wait for input (a pipe or terminal with nothing
+    /// ready yet), so that what was read so far can be dealt with first.
+    public var beforeWaiting: (() -> Void)?
 
     public init(fd: Int32, chunkSize: Int = 1 << 20, maxKept: Int = 16 << 20) {
         self.fd = fd
@@ -93,6 +96,10 @@ public final class LineReader {
     }
 
     private func fill() throws {
+        if let beforeWaiting {
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&ready, 1, 0) == 0 { beforeWaiting() }
+        }
         let n = buffer.withUnsafeMutableBytes { raw in
             read(fd, raw.baseAddress! + end, raw.count - end)
         }

@@ -172,6 +172,8 @@ enum Binary {
         case file(String)
         /// Bytes written through a pipe while the process runs.
         case pipe([UInt8])
+        /// The read end of a pipe the test writes to as it likes.
+        case stream(Pipe)
     }
 
     /// A started process; `wait()` collects its outcome.
@@ -249,6 +251,8 @@ enum Binary {
         case .pipe:
             pipe = Pipe()
             process.standardInput = pipe
+        case .stream(let p):
+            process.standardInput = p.fileHandleForReading
         }
         try process.run()
         if case .pipe(let bytes) = input, let pipe {
