@@ -58,12 +58,13 @@ class Run:
 
 
 def wchar():
-    """Bytes this process and its reaped children have passed to write calls
-    (/proc/self/io wchar: a reaped child's I/O counts are added to its parent's)."""
+    """Bytes this process and its reaped children have caused to be written to storage
+    (/proc/self/io write_bytes, counted as pages are dirtied, whether by write calls or
+    through a writable map; a reaped child's I/O counts are added to its parent's)."""
     try:
         with open("/proc/self/io") as f:
             for line in f:
-                if line.startswith("wchar:"):
+                if line.startswith("write_bytes:"):
                     return int(line.split()[1])
     except (OSError, ValueError):
         pass
@@ -659,7 +660,7 @@ COMMIT;
         rows.append(["ingest: written to storage (MB)", written("pushtrail", "pushtrail_data_mdb"),
                      written("sqlite3", "sqlite_db"),
                      ("mdb_load " + written("mdb_load", "mdb_load_data_mdb")) if "mdb_load" in ing else "—",
-                     "bytes passed to write calls (/proc/PID/io wchar), median", "—", "—"])
+                     "bytes sent to storage (/proc/PID/io write_bytes: pages dirtied, by write calls or a writable map), median", "—", "—"])
         for key, label in (("mdb_load", "raw LMDB load: `mdb_load` (s)"),
                            ("lmdb_floor", "raw LMDB load, one txn per 12,288 (s)")):
             if key in ing:

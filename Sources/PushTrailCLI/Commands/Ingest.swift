@@ -52,6 +52,7 @@ enum IngestCommand: Command {
         if let n = context.environment["PUSHTRAIL_BATCH_EVENTS"].flatMap(Int.init), n > 0 {
             options.batchEvents = n
             options.batchBytes = max(options.batchBytes, n * 1024)
+            options.scaleWithStore = false
         }
         let ingest = Ingest(store: store, sources: sources, options: options, clock: context.clock)
         let progress = ProgressLine(context.stderr, enabled: !arguments.flag("quiet") && !arguments.flag("json"))

@@ -85,6 +85,10 @@ public struct IngestOptions: Sendable {
     public var batchEvents = 262_144
     /// Raw bytes per write transaction at most.
     public var batchBytes = 128 << 20
+    /// Let a transaction grow to a quarter of the store's size when that is more than
+    /// `batchBytes` (and its events in proportion): every transaction rewrites about
+    /// half of the random-keyed index leaves, and a large store has more of them.
+    public var scaleWithStore = true
     /// Events and raw bytes per batch handed from the parsing thread to the writing
     /// one: what bounds the memory an ingest holds, whatever its transactions.
     public var handoffEvents = 8192
@@ -145,7 +149,10 @@ public final class Ingest {
         var inputEnded = next == nil
         while let first = next {
             next = nil
-            try store.makeRoom(for: options.batchBytes)
+            let scale = options.scaleWithStore ? max(1, Double(store.fileBytes) / Double(4 * options.batchBytes)) : 1
+            let maxEvents = Int(Double(options.batchEvents) * scale)
+            let maxBytes = Int(Double(options.batchBytes) * scale)
+            try store.makeRoom(for: maxBytes)
             // What the transaction did, applied once it has committed.
             var done = Committed()
             var failure: StoreError?
@@ -158,7 +165,7 @@ public final class Ingest {
                     }
                     let outcomes = try batch.events.isEmpty ? [] : writer.append(batch.events)
                     done.add(batch, outcomes)
-                    if done.events >= options.batchEvents || done.rawBytes >= options.batchBytes
+                    if done.events >= maxEvents || done.rawBytes >= maxBytes
                         || done.rejections.count >= options.handoffEvents
                     {
                         return
