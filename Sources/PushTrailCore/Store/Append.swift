@@ -141,7 +141,11 @@ public final class StoreWriter {
             try fileIndexEntries(pending.pointee.event, seq: seq, seqBytes: seqBytes)
         }
         // A notification arriving after its 410 deliveries re-files them under its device.
-        if let device = pending.pointee.event.device, pending.pointee.event.type == .notification {
+        // One probe through the refs cursor that lives for the transaction settles the
+        // usual case (nothing refers to a new notification yet).
+        if let device = pending.pointee.event.device, pending.pointee.event.type == .notification,
+            try idKey.withUnsafeBytes({ try cursors[4].find($0) }) != nil
+        {
             let reader = StoreReader(store: store, txn: txn)
             let unregistered = store.indexes[.unregistered]!
             for refSeq in try reader.seqs(.refs, key: idKey) {
