@@ -115,7 +115,8 @@ public final class Ingest {
     let options: IngestOptions
     let clock: @Sendable () -> Timestamp
     public var onReject: (Rejection) -> Void = { _ in }
-    /// Called after each committed batch with the running totals and bytes read.
+    /// Called as lines are appended, with the running totals (including a transaction
+    /// not yet committed) and bytes read.
     public var onProgress: (IngestSummary, Int) -> Void = { _, _ in }
 
     public init(store: Store, sources: [InputSource], options: IngestOptions, clock: @escaping @Sendable () -> Timestamp) {
@@ -165,6 +166,12 @@ public final class Ingest {
                     }
                     let outcomes = try batch.events.isEmpty ? [] : writer.append(batch.events)
                     done.add(batch, outcomes)
+                    // Progress as the transaction fills (it can take seconds).
+                    var soFar = summary
+                    soFar.read += done.lines
+                    soFar.appended += done.appended
+                    soFar.duplicates += done.duplicates
+                    onProgress(soFar, done.bytesRead)
                     if done.events >= maxEvents || done.rawBytes >= maxBytes
                         || done.rejections.count >= options.handoffEvents
                     {
