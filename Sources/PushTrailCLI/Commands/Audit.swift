@@ -27,6 +27,7 @@ enum AuditCommand: Command {
             codes.insert(code)
         }
         let store = try context.openStore(arguments, create: false)
+        if !q.hasIndexedFilter { store.prefetch() }  // a walk over every event
         let progress = ProgressLine(context.stderr, enabled: !arguments.flag("json"))
         let mask = { (token: String) in context.token(token, arguments) }
         let (findings, head) = try store.read { reader in

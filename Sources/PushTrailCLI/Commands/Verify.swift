@@ -14,6 +14,7 @@ enum VerifyCommand: Command {
 
     static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
         let store = try context.openStore(arguments, create: false)
+        store.prefetch()  // verify reads every page
         let progress = ProgressLine(context.stderr, enabled: !arguments.flag("json"))
         let started = WallClock.now()
         let report = try store.verify { seq in progress.update("verify: \(grouped(Int(seq))) events checked") }

@@ -15,8 +15,9 @@ public struct LogQuery: Sendable {
 
     public init() {}
 
-    /// Whether the query names what an index can answer directly.
-    var hasIndexedFilter: Bool { threadID != nil || taskID != nil || user != nil }
+    /// Whether the query names what an index can answer directly (otherwise it walks
+    /// the whole timeline).
+    public var hasIndexedFilter: Bool { threadID != nil || taskID != nil || user != nil }
 }
 
 extension StoreReader {

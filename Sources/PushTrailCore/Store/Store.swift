@@ -300,6 +300,28 @@ public final class Store: @unchecked Sendable {
         }
     }
 
+    /// Starts reading the whole file into the page cache on a background thread, for
+    /// a command about to read all of it (`verify`, a whole-store `audit`). The store
+    /// is mapped without read-ahead because lookups touch scattered pages; a walk over
+    /// a cold store would then fault its pages in one at a time (a 1M-event store:
+    /// 59 s cold against 19 s warm). Advisory: it changes no result.
+    public func prefetch() {
+        #if os(Linux)
+            let fd = env.fileDescriptor
+            let size = env.usedBytes
+            guard fd >= 0, size > 0 else { return }
+            let thread = WorkerThread {
+                let step = 32 << 20
+                var offset = 0
+                while offset < size {
+                    guard posix_fadvise(fd, off_t(offset), off_t(min(step, size - offset)), POSIX_FADV_WILLNEED) == 0 else { return }
+                    offset += step
+                }
+            }
+            thread.start()
+        #endif
+    }
+
     /// Runs `body` on a consistent snapshot of the store.
     public func read<R>(_ body: (StoreReader) throws -> R) throws -> R {
         try mapErrors { try env.read { try body(StoreReader(store: self, txn: $0)) } }
