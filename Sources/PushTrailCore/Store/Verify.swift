@@ -51,28 +51,26 @@ struct Verifier {
         hashes.copyBytes(from: ChainHead.empty.hash)
         var current = 0
 
-        // This thread walks the chain, which is sequential; decoding the events to
-        // recompute their index entries is not, and takes most of the time, so chunks
-        // of events alternate between this thread and a worker. Their digests are
-        // sums, so the order they are added in does not matter. The values stay
-        // mapped, unchanged, for as long as this read transaction lives.
+        // This thread walks the chain, which is sequential; reading the events to
+        // recompute their index entries is not, so chunks of events go to a worker,
+        // and this thread reads a chunk itself only when the worker is behind (its
+        // queue is full), and helps with what is queued once the walk is done. Their
+        // digests are sums, so the order they are added in does not matter. The
+        // values stay mapped, unchanged, for as long as this read transaction lives.
         let worker = ChunkDecoder()
         var mine = ChunkDecoder.Result()
         var decoder = EventDecoder(full: false)
         var scanner = IndexFieldScanner()
         var chunk = ChunkDecoder.Chunk()
-        var chunks = 0
-        let queue = BoundedQueue<ChunkDecoder.Chunk>(capacity: 2)
+        chunk.items.reserveCapacity(ChunkDecoder.chunkSize)
+        let queue = ChunkQueue(capacity: 4)
         let thread = WorkerThread { worker.drain(queue) }
         thread.start()
         func dispatch() {
             guard !chunk.items.isEmpty else { return }
-            if chunks % 2 == 0 {
-                _ = queue.push(chunk)
-            } else {
+            if !queue.tryPush(chunk) {
                 ChunkDecoder.decode(chunk, into: &mine, decoder: &decoder, scanner: &scanner)
             }
-            chunks += 1
             chunk = ChunkDecoder.Chunk()
             chunk.items.reserveCapacity(ChunkDecoder.chunkSize)
         }
@@ -122,6 +120,9 @@ struct Verifier {
         }
         dispatch()
         queue.close()
+        while let queued = queue.tryPop() {
+            ChunkDecoder.decode(queued, into: &mine, decoder: &decoder, scanner: &scanner)
+        }
         thread.join()
         let previous = Array(hashes[current..<(current + 32)])
 
@@ -311,7 +312,7 @@ final class ChunkDecoder: @unchecked Sendable {
     /// What the worker found; read after it is joined.
     private(set) var result = Result()
 
-    func drain(_ queue: BoundedQueue<Chunk>) {
+    func drain(_ queue: ChunkQueue) {
         var decoder = EventDecoder(full: false)
         var scanner = IndexFieldScanner()
         while let chunk = queue.pop() { ChunkDecoder.decode(chunk, into: &result, decoder: &decoder, scanner: &scanner) }
@@ -349,6 +350,46 @@ final class ChunkDecoder: @unchecked Sendable {
             }
             result.digest.add(IndexDigest.ids, event.identityKey, Layout.bigEndian(item.seq))
             result.counts[Int(item.type.rawValue) - 1] += 1
+        }
+    }
+}
+
+/// The chunks waiting for the worker: `tryPush` refuses when full (the walking thread
+/// then reads the chunk itself) instead of waiting.
+final class ChunkQueue: @unchecked Sendable {
+    private let monitor = Monitor()
+    private var items: [ChunkDecoder.Chunk] = []
+    private let capacity: Int
+    private var closed = false
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func tryPush(_ chunk: ChunkDecoder.Chunk) -> Bool {
+        monitor.locked {
+            guard items.count < capacity else { return false }
+            items.append(chunk)
+            monitor.broadcast()
+            return true
+        }
+    }
+
+    /// The next chunk, waiting for one; nil once closed and drained.
+    func pop() -> ChunkDecoder.Chunk? {
+        monitor.locked {
+            while items.isEmpty && !closed { monitor.wait() }
+            return items.isEmpty ? nil : items.removeFirst()
+        }
+    }
+
+    /// The next chunk if one is queued.
+    func tryPop() -> ChunkDecoder.Chunk? {
+        monitor.locked { items.isEmpty ? nil : items.removeFirst() }
+    }
+
+    func close() {
+        monitor.locked {
+            closed = true
+            monitor.broadcast()
         }
     }
 }
