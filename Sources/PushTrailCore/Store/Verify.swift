@@ -64,7 +64,13 @@ struct Verifier {
         var chunk = ChunkDecoder.Chunk()
         chunk.items.reserveCapacity(ChunkDecoder.chunkSize)
         let queue = ChunkQueue(capacity: 4)
-        let thread = WorkerThread { worker.drain(queue) }
+        // The worker first digests the indexes in its own read transaction (when it
+        // sees the same snapshot), meanwhile this thread reads the chunks itself.
+        let indexes = IndexScan(reader: reader)
+        let thread = WorkerThread {
+            indexes.run()
+            worker.drain(queue)
+        }
         thread.start()
         func dispatch() {
             guard !chunk.items.isEmpty else { return }
@@ -162,9 +168,10 @@ struct Verifier {
 
         // Indexes: compare digests, then find the first bad seq if they differ.
         var actual = IndexDigest()
-        try scan(store.ids, slot: IndexDigest.ids, into: &actual)
-        for index in Layout.Index.allCases {
-            try scanDuplicates(store.indexes[index]!, slot: IndexDigest.slot(index), into: &actual)
+        if let digest = indexes.digest {
+            actual = digest
+        } else {
+            try scanIndexes(into: &actual)
         }
         for (slot, name) in IndexDigest.names.enumerated()
         where expected.sums[slot] != actual.sums[slot] || expected.counts[slot] != actual.counts[slot] {
@@ -180,6 +187,14 @@ struct Verifier {
             let event = try? stored.decode()
         else { return nil }
         return event.device
+    }
+
+    /// The digest of what the indexes hold.
+    func scanIndexes(into digest: inout IndexDigest) throws {
+        try scan(reader.store.ids, slot: IndexDigest.ids, into: &digest)
+        for index in Layout.Index.allCases {
+            try scanDuplicates(reader.store.indexes[index]!, slot: IndexDigest.slot(index), into: &digest)
+        }
     }
 
     private func scan(_ db: Database, slot: Int, into digest: inout IndexDigest) throws {
@@ -350,6 +365,28 @@ final class ChunkDecoder: @unchecked Sendable {
             }
             result.digest.add(IndexDigest.ids, event.identityKey, Layout.bigEndian(item.seq))
             result.counts[Int(item.type.rawValue) - 1] += 1
+        }
+    }
+}
+
+/// The indexes' digest, computed on the worker thread in a read transaction of its
+/// own, which must see the same snapshot as the verifying one (same transaction id);
+/// otherwise, or on any error, `digest` stays nil and the verifying thread scans the
+/// indexes itself after the walk.
+final class IndexScan: @unchecked Sendable {
+    private let reader: StoreReader
+    /// Read after the worker is joined.
+    private(set) var digest: IndexDigest?
+
+    init(reader: StoreReader) { self.reader = reader }
+
+    func run() {
+        let snapshot = reader.txn.id
+        digest = try? reader.store.read { other -> IndexDigest? in
+            guard other.txn.id == snapshot else { return nil }
+            var digest = IndexDigest()
+            try Verifier(reader: other, progress: nil).scanIndexes(into: &digest)
+            return digest
         }
     }
 }
