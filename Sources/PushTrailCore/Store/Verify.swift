@@ -42,32 +42,43 @@ struct Verifier {
         let store = reader.store
         let txn = reader.txn
         var report = VerifyReport(events: 0, head: .empty, bytes: 0)
-        var previous = ChainHead.empty.hash
         var broken: (UInt64, String)?
         let hasher = SHA256.Context()
+        // The previous event's hash at `current`, the one being computed in the other half.
+        let hashes = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
+        defer { hashes.deallocate() }
+        hashes.initializeMemory(as: UInt8.self, repeating: 0)
+        hashes.copyBytes(from: ChainHead.empty.hash)
+        var current = 0
 
-        // This thread walks the chain, which is sequential; decoding the events to
-        // recompute their index entries is not, and takes most of the time, so chunks
-        // of events alternate between this thread and a worker. Their digests are
-        // sums, so the order they are added in does not matter. The values stay
-        // mapped, unchanged, for as long as this read transaction lives.
+        // This thread walks the chain, which is sequential; reading the events to
+        // recompute their index entries is not, so chunks of events go to a worker,
+        // and this thread reads a chunk itself only when the worker is behind (its
+        // queue is full), and helps with what is queued once the walk is done. Their
+        // digests are sums, so the order they are added in does not matter. The
+        // values stay mapped, unchanged, for as long as this read transaction lives.
         let worker = ChunkDecoder()
         var mine = ChunkDecoder.Result()
         var decoder = EventDecoder(full: false)
+        var scanner = IndexFieldScanner()
         var chunk = ChunkDecoder.Chunk()
-        var chunks = 0
-        let queue = BoundedQueue<ChunkDecoder.Chunk>(capacity: 2)
-        let thread = WorkerThread { worker.drain(queue) }
+        chunk.items.reserveCapacity(ChunkDecoder.chunkSize)
+        let queue = ChunkQueue(capacity: 4)
+        // The worker first digests the indexes in its own read transaction (when it
+        // sees the same snapshot), meanwhile this thread reads the chunks itself.
+        let indexes = IndexScan(reader: reader)
+        let thread = WorkerThread {
+            indexes.run()
+            worker.drain(queue)
+        }
         thread.start()
         func dispatch() {
             guard !chunk.items.isEmpty else { return }
-            if chunks % 2 == 0 {
-                _ = queue.push(chunk)
-            } else {
-                ChunkDecoder.decode(chunk, into: &mine, decoder: &decoder)
+            if !queue.tryPush(chunk) {
+                ChunkDecoder.decode(chunk, into: &mine, decoder: &decoder, scanner: &scanner)
             }
-            chunks += 1
             chunk = ChunkDecoder.Chunk()
+            chunk.items.reserveCapacity(ChunkDecoder.chunkSize)
         }
 
         do {
@@ -88,13 +99,12 @@ struct Verifier {
                         broken = (seq, "event seq \(seq) has a malformed header")
                         return
                     }
-                    var hash = [UInt8](repeating: 0, count: 32)
-                    previous.withUnsafeBytes { p in
-                        hash.withUnsafeMutableBytes { out in
-                            Layout.chainHash(previous: p, seq: key, value: value, context: hasher, into: out.baseAddress!)
-                        }
-                    }
-                    if !hash.elementsEqual(value[Layout.hashRange]) {
+                    // The hash into the other half of `hashes`, which becomes `previous`.
+                    let hash = hashes.baseAddress! + (current ^ 32)
+                    Layout.chainHash(
+                        previous: UnsafeRawBufferPointer(rebasing: hashes[current..<(current + 32)]), seq: key, value: value,
+                        context: hasher, into: hash)
+                    if !JSONText.memcmpEqual(hash, value.baseAddress! + Layout.hashRange.lowerBound, 32) {
                         broken = (seq, "event seq \(seq) does not match its chain hash (changed, removed or reordered)")
                         return
                     }
@@ -102,7 +112,7 @@ struct Verifier {
                     chunk.items.append(ChunkDecoder.Item(
                         seq: seq, type: type, at: at, raw: UnsafeRawBufferPointer(rebasing: value[Layout.eventHeaderSize...])))
                     if chunk.items.count == ChunkDecoder.chunkSize { dispatch() }
-                    previous = hash
+                    current ^= 32
                     report.events = seq
                     report.bytes += value.count
                     if seq % 65536 == 0 { progress?(seq) }
@@ -116,7 +126,11 @@ struct Verifier {
         }
         dispatch()
         queue.close()
+        while let queued = queue.tryPop() {
+            ChunkDecoder.decode(queued, into: &mine, decoder: &decoder, scanner: &scanner)
+        }
         thread.join()
+        let previous = Array(hashes[current..<(current + 32)])
 
         // Both halves, and the 410 deliveries whose device needs a lookup here.
         var expected = mine.digest
@@ -125,9 +139,11 @@ struct Verifier {
         for (i, n) in mine.counts.enumerated() { counts[i] = n + worker.result.counts[i] }
         let failures = [broken, mine.failure, worker.result.failure].compactMap { $0 }
         if let first = failures.min(by: { $0.0 < $1.0 }) { broken = first }
-        for (seq, event) in mine.deferred + worker.result.deferred where broken.map({ seq < $0.0 }) ?? true {
-            for (index, indexKey) in try Layout.indexEntries(of: event, seq: seq, notificationDevice: notificationDevice) {
-                expected.add(IndexDigest.slot(index), indexKey, Layout.indexValue(index, event.at, seq))
+        // As `Layout.indexEntries` files a 410 delivery: under its notification's device,
+        // else its own.
+        for (seq, delivery) in mine.deferred + worker.result.deferred where broken.map({ seq < $0.0 }) ?? true {
+            if let device = try notificationDevice(delivery.notificationID) ?? delivery.device {
+                expected.add(IndexDigest.slot(.unregistered), Layout.deviceKey(device), Layout.bigEndian(seq))
             }
         }
         report.head = ChainHead(seq: report.events, hash: previous)
@@ -152,8 +168,11 @@ struct Verifier {
 
         // Indexes: compare digests, then find the first bad seq if they differ.
         var actual = IndexDigest()
-        try scan(store.ids, slot: IndexDigest.ids, into: &actual)
-        for index in Layout.Index.allCases { try scan(store.indexes[index]!, slot: IndexDigest.slot(index), into: &actual) }
+        if let digest = indexes.digest {
+            actual = digest
+        } else {
+            try scanIndexes(into: &actual)
+        }
         for (slot, name) in IndexDigest.names.enumerated()
         where expected.sums[slot] != actual.sums[slot] || expected.counts[slot] != actual.counts[slot] {
             let seq = try firstBadIndexedSeq(name) ?? report.events
@@ -170,12 +189,57 @@ struct Verifier {
         return event.device
     }
 
+    /// The digest of what the indexes hold.
+    func scanIndexes(into digest: inout IndexDigest) throws {
+        try scan(reader.store.ids, slot: IndexDigest.ids, into: &digest)
+        for index in Layout.Index.allCases {
+            try scanDuplicates(reader.store.indexes[index]!, slot: IndexDigest.slot(index), into: &digest)
+        }
+    }
+
     private func scan(_ db: Database, slot: Int, into digest: inout IndexDigest) throws {
         try reader.txn.withCursor(db) { cursor in
             var entry = try cursor.first()
             while let (key, value) = entry {
                 digest.add(slot, key, value)
                 entry = try cursor.next()
+            }
+        }
+    }
+
+    /// `scan` for a duplicate-sort index of fixed-size values: a key's values come a
+    /// page at a time, and its bytes are hashed once for all of them.
+    private func scanDuplicates(_ db: Database, slot: Int, into digest: inout IndexDigest) throws {
+        try reader.txn.withCursor(db) { cursor in
+            var entry = try cursor.first()
+            while let (key, first) = entry {
+                let state = IndexDigest.keyState(key)
+                let count = try cursor.duplicateCount()
+                if count <= 4 {
+                    // Few values (most `refs` keys): one move each is fewer calls.
+                    digest.add(slot, keyState: state, first)
+                    for _ in 1..<max(count, 1) {
+                        guard let (_, value) = try cursor.nextDuplicate() else { break }
+                        digest.add(slot, keyState: state, value)
+                    }
+                } else {
+                    let size = first.count
+                    var page = try cursor.multiple()
+                    while let (_, values) = page {
+                        var offset = 0
+                        while size > 0, offset + size <= values.count {
+                            digest.add(slot, keyState: state, UnsafeRawBufferPointer(rebasing: values[offset..<(offset + size)]))
+                            offset += size
+                        }
+                        // Values of another size under one key (LMDB refuses them): an
+                        // entry no event calls for, so the sums differ.
+                        if offset != values.count {
+                            digest.add(slot, keyState: state, UnsafeRawBufferPointer(rebasing: values[offset...]))
+                        }
+                        page = try cursor.nextMultiple()
+                    }
+                }
+                entry = try cursor.nextKey()
             }
         }
     }
@@ -255,23 +319,32 @@ final class ChunkDecoder: @unchecked Sendable {
         /// The first event in this half that no longer decodes or disagrees with its
         /// header.
         var failure: (UInt64, String)?
-        /// 410 deliveries: their `unregistered` entry depends on a stored
+        /// 410 deliveries, by seq: their `unregistered` entry depends on a stored
         /// notification's device, looked up in the transaction by its own thread.
-        var deferred: [(UInt64, Event)] = []
+        var deferred: [(UInt64, (notificationID: String, device: String?))] = []
     }
 
     /// What the worker found; read after it is joined.
     private(set) var result = Result()
 
-    func drain(_ queue: BoundedQueue<Chunk>) {
+    func drain(_ queue: ChunkQueue) {
         var decoder = EventDecoder(full: false)
-        while let chunk = queue.pop() { ChunkDecoder.decode(chunk, into: &result, decoder: &decoder) }
+        var scanner = IndexFieldScanner()
+        while let chunk = queue.pop() { ChunkDecoder.decode(chunk, into: &result, decoder: &decoder, scanner: &scanner) }
     }
 
-    static func decode(_ chunk: Chunk, into result: inout Result, decoder: inout EventDecoder) {
+    static func decode(_ chunk: Chunk, into result: inout Result, decoder: inout EventDecoder, scanner: inout IndexFieldScanner) {
         for item in chunk.items {
             // Past a failure only earlier events matter: they make the answer.
             if let failure = result.failure, item.seq > failure.0 { return }
+            // The fields that decide the entries, read straight from the JSON ingest
+            // validated; anything unexpected goes through the full decoder below.
+            if scanner.scan(item.raw), scanner.type == item.type, scanner.at == item.at {
+                scanner.forEachEntry(seq: item.seq) { slot, key, value in result.digest.add(slot, key, value) }
+                if scanner.isUnregistration { result.deferred.append((item.seq, scanner.deferredUnregistration())) }
+                result.counts[Int(item.type.rawValue) - 1] += 1
+                continue
+            }
             let event: Event
             do {
                 event = try decoder.decode(item.raw)
@@ -283,15 +356,77 @@ final class ChunkDecoder: @unchecked Sendable {
                 result.failure = (item.seq, "event seq \(item.seq) header disagrees with its JSON")
                 return
             }
+            for (index, key) in Layout.indexEntries(of: event, seq: item.seq, notificationDevice: { _ in nil })
+            where index != .unregistered {
+                result.digest.add(IndexDigest.slot(index), key, Layout.indexValue(index, event.at, item.seq))
+            }
             if let d = event.delivery, Layout.isUnregistration(d) {
-                result.deferred.append((item.seq, event))
-            } else {
-                for (index, key) in Layout.indexEntries(of: event, seq: item.seq, notificationDevice: { _ in nil }) {
-                    result.digest.add(IndexDigest.slot(index), key, Layout.indexValue(index, event.at, item.seq))
-                }
+                result.deferred.append((item.seq, (d.notificationID, event.device)))
             }
             result.digest.add(IndexDigest.ids, event.identityKey, Layout.bigEndian(item.seq))
             result.counts[Int(item.type.rawValue) - 1] += 1
+        }
+    }
+}
+
+/// The indexes' digest, computed on the worker thread in a read transaction of its
+/// own, which must see the same snapshot as the verifying one (same transaction id);
+/// otherwise, or on any error, `digest` stays nil and the verifying thread scans the
+/// indexes itself after the walk.
+final class IndexScan: @unchecked Sendable {
+    private let reader: StoreReader
+    /// Read after the worker is joined.
+    private(set) var digest: IndexDigest?
+
+    init(reader: StoreReader) { self.reader = reader }
+
+    func run() {
+        let snapshot = reader.txn.id
+        digest = try? reader.store.read { other -> IndexDigest? in
+            guard other.txn.id == snapshot else { return nil }
+            var digest = IndexDigest()
+            try Verifier(reader: other, progress: nil).scanIndexes(into: &digest)
+            return digest
+        }
+    }
+}
+
+/// The chunks waiting for the worker: `tryPush` refuses when full (the walking thread
+/// then reads the chunk itself) instead of waiting.
+final class ChunkQueue: @unchecked Sendable {
+    private let monitor = Monitor()
+    private var items: [ChunkDecoder.Chunk] = []
+    private let capacity: Int
+    private var closed = false
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func tryPush(_ chunk: ChunkDecoder.Chunk) -> Bool {
+        monitor.locked {
+            guard items.count < capacity else { return false }
+            items.append(chunk)
+            monitor.broadcast()
+            return true
+        }
+    }
+
+    /// The next chunk, waiting for one; nil once closed and drained.
+    func pop() -> ChunkDecoder.Chunk? {
+        monitor.locked {
+            while items.isEmpty && !closed { monitor.wait() }
+            return items.isEmpty ? nil : items.removeFirst()
+        }
+    }
+
+    /// The next chunk if one is queued.
+    func tryPop() -> ChunkDecoder.Chunk? {
+        monitor.locked { items.isEmpty ? nil : items.removeFirst() }
+    }
+
+    func close() {
+        monitor.locked {
+            closed = true
+            monitor.broadcast()
         }
     }
 }
@@ -321,18 +456,65 @@ struct IndexDigest {
         }
     }
 
-    mutating func add(_ slot: Int, _ key: some Sequence<UInt8>, _ value: some Sequence<UInt8>) {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in key { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        h = (h ^ 0xFF) &* 0x100_0000_01b3
-        for b in value { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        // splitmix64 finaliser: spreads FNV's weak high bits before summing.
+    mutating func add(_ slot: Int, _ key: [UInt8], _ value: [UInt8]) {
+        key.withUnsafeBytes { k in value.withUnsafeBytes { v in add(slot, k, v) } }
+    }
+
+    @inline(__always)
+    mutating func add(_ slot: Int, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+        add(slot, keyState: IndexDigest.keyState(key), value)
+    }
+
+    /// Adds an entry whose key `keyState` hashed (many values of one key hash it once).
+    @inline(__always)
+    mutating func add(_ slot: Int, keyState: UInt64, _ value: UnsafeRawBufferPointer) {
+        sums[slot] &+= IndexDigest.hash(keyState: keyState, value)
+        counts[slot] += 1
+    }
+
+    // The entry hash: the key's length and bytes then the value's, eight bytes at a
+    // time through a multiply-xorshift step, then splitmix64's finaliser. Only this
+    // file computes it, for both sides of the comparison.
+
+    @inline(__always) private static func mix(_ h: UInt64, _ w: UInt64) -> UInt64 {
+        let x = (h ^ w) &* 0x9E37_79B9_7F4A_7C15
+        return x ^ (x >> 29)
+    }
+
+    @inline(__always) private static func absorb(_ h: UInt64, _ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var h = mix(h, UInt64(bytes.count))
+        let n = bytes.count
+        guard n > 0 else { return h }
+        let base = bytes.baseAddress!
+        var i = 0
+        while i + 8 <= n {
+            h = mix(h, base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            i += 8
+        }
+        if i < n {
+            var w: UInt64 = 0
+            var shift: UInt64 = 0
+            while i < n {
+                w |= UInt64(base.load(fromByteOffset: i, as: UInt8.self)) << shift
+                shift += 8
+                i += 1
+            }
+            h = mix(h, w)
+        }
+        return h
+    }
+
+    @inline(__always) static func keyState(_ key: UnsafeRawBufferPointer) -> UInt64 {
+        absorb(0xcbf2_9ce4_8422_2325, key)
+    }
+
+    @inline(__always) static func hash(keyState: UInt64, _ value: UnsafeRawBufferPointer) -> UInt64 {
+        var h = absorb(keyState ^ 0xFF, value)
         h ^= h >> 30
         h = h &* 0xbf58_476d_1ce4_e5b9
         h ^= h >> 27
         h = h &* 0x94d0_49bb_1331_11eb
         h ^= h >> 31
-        sums[slot] &+= h
-        counts[slot] += 1
+        return h
     }
 }

@@ -1,0 +1,561 @@
+/// Reads, from a stored event's JSON, only what decides its index entries, for
+/// `verify`.
+///
+/// `verify` checks an event's chain hash before it looks at its JSON, and an event
+/// whose hash checks out holds exactly the bytes ingest accepted after validating
+/// them in full (`EventDecoder`). So there is nothing left to validate: this makes one
+/// pass over the top-level object (and `payload`, `payload.aps` of a notification),
+/// skipping other values by matching brackets outside strings, and reads the few
+/// fields `Layout.indexEntries` uses: type, id, at, user, device, task id, thread id,
+/// the referenced notification id and a delivery's status. Strings it reads are
+/// unescaped exactly as `JSONText` does. It is several times faster than the general
+/// decoder, which builds a tape of every value and checks every rule.
+///
+/// Whenever the bytes are not what ingest writes (a member it reads twice or of the
+/// wrong kind, a truncated string, anything unexpected) `scan` returns false and the
+/// caller decodes the event with `EventDecoder` instead, whose answer (entries, or the
+/// reason it no longer decodes) stands. `IndexFieldScannerTests` checks that both give
+/// the same entries on generated streams and the test corpora.
+struct IndexFieldScanner {
+    /// A member's value in the event's bytes: for a string the bytes between its
+    /// quotes, for a number its text.
+    struct Field {
+        enum Kind: UInt8 { case absent, string, number, object, other }
+        var kind = Kind.absent
+        var escaped = false
+        var start: Int32 = 0
+        var end: Int32 = 0
+        var range: Range<Int> { Int(start)..<Int(end) }
+    }
+
+    /// The members read, from the last `scan`.
+    struct Members {
+        var type = Field()
+        var id = Field()
+        var at = Field()
+        var user = Field()
+        var device = Field()
+        var rootTaskID = Field()
+        var rootNotificationID = Field()
+        var rootThreadID = Field()
+        var status = Field()
+        var payload = Field()
+        var payloadTaskID = Field()
+        var aps = Field()
+        var apsThreadID = Field()
+    }
+
+    private var m = Members()
+    private(set) var type = EventType.notification
+    private(set) var at = Timestamp(microseconds: 0)
+
+    /// The event's bytes, valid during `scan` and the calls after it.
+    private var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+
+    /// The task id and thread id of the event, once scanned.
+    private(set) var taskID: Int64?
+    private var thread = Field()
+    private var ref = Field()
+    /// For a delivery, its status.
+    private(set) var deliveryStatus = 0
+
+    init() {}
+
+    /// The last scanned event's bytes, for reading its fields.
+    private var text: Parser { Parser(bytes: bytes) }
+
+    // MARK: - Scanning
+
+    /// Reads the fields of `raw`; false when it is not an event as ingest stores it
+    /// (then decode it with `EventDecoder`).
+    mutating func scan(_ raw: UnsafeRawBufferPointer) -> Bool {
+        bytes = raw
+        m = Members()
+        guard raw.count > 0, raw.count <= EventDecoder.maxLineBytes else { return false }
+        let parser = Parser(bytes: raw)
+        var i = 0
+        parser.skipWhitespace(&i)
+        guard parser.object(&i, level: 0, &m) else { return false }
+        parser.skipWhitespace(&i)
+        guard i == raw.count else { return false }
+        return resolve()
+    }
+
+    /// What the members read mean, by the event's type (as `EventDecoder` reads them).
+    private mutating func resolve() -> Bool {
+        guard m.type.kind == .string, m.id.kind == .string, m.at.kind == .string, m.user.kind == .string else { return false }
+        guard let t = text.eventType(m.type) else { return false }
+        type = t
+        guard let at = text.timestamp(m.at) else { return false }
+        self.at = at
+        guard (1...128).contains(text.length(m.id)), (1...256).contains(text.length(m.user)) else { return false }
+        if m.device.kind != .absent {
+            guard m.device.kind == .string, (1...4096).contains(text.length(m.device)) else { return false }
+        }
+        taskID = nil
+        thread = Field()
+        ref = Field()
+        deliveryStatus = 0
+        switch type {
+        case .notification:
+            guard m.payload.kind == .object, m.aps.kind == .object else { return false }
+            if m.payloadTaskID.kind != .absent {
+                guard let v = text.integer(m.payloadTaskID) else { return false }
+                taskID = v
+            }
+            if m.apsThreadID.kind != .absent {
+                guard m.apsThreadID.kind == .string, (1...255).contains(text.length(m.apsThreadID)) else { return false }
+                thread = m.apsThreadID
+            }
+        case .action:
+            guard let v = text.integer(m.rootTaskID) else { return false }
+            taskID = v
+            if m.rootNotificationID.kind != .absent {
+                guard m.rootNotificationID.kind == .string, (1...128).contains(text.length(m.rootNotificationID)) else { return false }
+                ref = m.rootNotificationID
+            }
+            if m.rootThreadID.kind != .absent {
+                guard m.rootThreadID.kind == .string, (1...255).contains(text.length(m.rootThreadID)) else { return false }
+                thread = m.rootThreadID
+            }
+        case .delivery:
+            guard m.rootNotificationID.kind == .string, (1...128).contains(text.length(m.rootNotificationID)) else { return false }
+            ref = m.rootNotificationID
+            guard let s = text.integer(m.status), s >= 100, s <= 599 else { return false }
+            deliveryStatus = Int(s)
+        }
+        return true
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS[.fraction]Z`, computed as `parseRFC3339` does, without its
+    /// copy of the text; nil for any other form (offsets, or not a time).
+    static func utcTimestamp(_ s: UnsafeRawBufferPointer) -> Timestamp? {
+        let n = s.count
+        guard n >= 20 else { return nil }
+        @inline(__always) func digits(_ at: Int, _ count: Int) -> Int64? {
+            var v: Int64 = 0
+            for k in at..<(at + count) {
+                let d = s[k] &- UInt8(ascii: "0")
+                guard d < 10 else { return nil }
+                v = v * 10 + Int64(d)
+            }
+            return v
+        }
+        guard let year = digits(0, 4), s[4] == UInt8(ascii: "-"),
+            let month = digits(5, 2), s[7] == UInt8(ascii: "-"),
+            let day = digits(8, 2), s[10] | 0x20 == UInt8(ascii: "t"),
+            let hour = digits(11, 2), s[13] == UInt8(ascii: ":"),
+            let minute = digits(14, 2), s[16] == UInt8(ascii: ":"),
+            let second = digits(17, 2)
+        else { return nil }
+        guard month >= 1, month <= 12, day >= 1, day <= Timestamp.daysInMonth(year, month),
+            hour <= 23, minute <= 59, second <= 60
+        else { return nil }
+        var i = 19
+        var micros: Int64 = 0
+        if s[i] == UInt8(ascii: ".") {
+            i += 1
+            var count = 0
+            while i < n, s[i] &- UInt8(ascii: "0") < 10 {
+                if count < 6 { micros = micros * 10 + Int64(s[i] - UInt8(ascii: "0")) }
+                count += 1
+                i += 1
+            }
+            guard count > 0 else { return nil }
+            for _ in Swift.min(count, 6)..<6 { micros *= 10 }
+        }
+        guard i + 1 == n, s[i] | 0x20 == UInt8(ascii: "z") else { return nil }
+        let days = Timestamp.days(year: year, month: month, day: day)
+        let secs = days * 86_400 + hour * 3600 + minute * 60 + second
+        return Timestamp(microseconds: secs * Timestamp.microsecondsPerSecond + micros)
+    }
+
+    /// The scanning itself: only the event's bytes, so that calls do not copy the
+    /// scanner.
+    struct Parser {
+        let bytes: UnsafeRawBufferPointer
+
+        /// The members of the object at `i` (its `{`); `level` 0 is the event, 1 its
+        /// `payload`, 2 `payload.aps`. Leaves `i` past the `}`.
+        func object(_ i: inout Int, level: Int, _ m: inout Members) -> Bool {
+            let n = bytes.count
+            guard i < n, bytes[i] == UInt8(ascii: "{") else { return false }
+            i += 1
+            skipWhitespace(&i)
+            guard i < n else { return false }
+            if bytes[i] == UInt8(ascii: "}") {
+                i += 1
+                return true
+            }
+            while true {
+                guard i < n, bytes[i] == UInt8(ascii: "\"") else { return false }
+                let keyStart = i + 1
+                guard let (keyEnd, keyEscaped) = string(&i) else { return false }
+                skipWhitespace(&i)
+                guard i < n, bytes[i] == UInt8(ascii: ":") else { return false }
+                i += 1
+                skipWhitespace(&i)
+                guard i < n else { return false }
+                guard let member = classify(level: level, keyStart, keyEnd, keyEscaped) else { return false }
+                let c = bytes[i]
+                var field = Field(start: Int32(i))
+                if c == UInt8(ascii: "\"") {
+                    field.start = Int32(i + 1)
+                    guard let (end, escaped) = string(&i) else { return false }
+                    field.kind = .string
+                    field.end = Int32(end)
+                    field.escaped = escaped
+                } else if c == UInt8(ascii: "{") {
+                    field.kind = .object
+                    if member == .payload || member == .aps {
+                        guard object(&i, level: level + 1, &m) else { return false }
+                    } else {
+                        guard skipContainer(&i) else { return false }
+                    }
+                } else if c == UInt8(ascii: "[") {
+                    field.kind = .other
+                    guard skipContainer(&i) else { return false }
+                } else {
+                    field.kind = c == UInt8(ascii: "-") || c &- UInt8(ascii: "0") < 10 ? .number : .other
+                    while i < n {
+                        let d = bytes[i]
+                        if d == UInt8(ascii: ",") || d == UInt8(ascii: "}") || d == UInt8(ascii: "]") || d == 0x20 || d == 0x0A
+                            || d == 0x0D || d == 0x09
+                        {
+                            break
+                        }
+                        i += 1
+                    }
+                    field.end = Int32(i)
+                    guard field.end > field.start else { return false }
+                }
+                if member != .none {
+                    // A member read twice: not what ingest accepted (it refuses duplicate keys).
+                    guard Parser.store(member, field, &m) else { return false }
+                }
+                skipWhitespace(&i)
+                guard i < n else { return false }
+                if bytes[i] == UInt8(ascii: ",") {
+                    i += 1
+                    skipWhitespace(&i)
+                    continue
+                }
+                guard bytes[i] == UInt8(ascii: "}") else { return false }
+                i += 1
+                return true
+            }
+        }
+
+        enum Member { case none, type, id, at, user, device, taskID, notificationID, threadID, status, payload, payloadTaskID, aps, apsThreadID }
+
+        static func store(_ member: Member, _ field: Field, _ m: inout Members) -> Bool {
+            func put(_ slot: inout Field) -> Bool {
+                guard slot.kind == .absent else { return false }
+                slot = field
+                return true
+            }
+            switch member {
+            case .none: return true
+            case .type: return put(&m.type)
+            case .id: return put(&m.id)
+            case .at: return put(&m.at)
+            case .user: return put(&m.user)
+            case .device: return put(&m.device)
+            case .taskID: return put(&m.rootTaskID)
+            case .notificationID: return put(&m.rootNotificationID)
+            case .threadID: return put(&m.rootThreadID)
+            case .status: return put(&m.status)
+            case .payload: return put(&m.payload)
+            case .payloadTaskID: return put(&m.payloadTaskID)
+            case .aps: return put(&m.aps)
+            case .apsThreadID: return put(&m.apsThreadID)
+            }
+        }
+
+        /// Which member a key names at `level` (keys compare after unescaping).
+        /// nil for a key with a broken escape.
+        func classify(level: Int, _ start: Int, _ end: Int, _ escaped: Bool) -> Member? {
+            if escaped {
+                let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+                guard IndexFieldScanner.wellFormedEscapes(raw) else { return nil }
+                let key = JSONText.unescaped(JSONNode(kind: .string, flag: true, start: Int32(start), end: Int32(end), next: 0), in: bytes)
+                return key.withUnsafeBytes { IndexFieldScanner.Parser.member(level: level, $0.baseAddress, $0.count) }
+            }
+            return IndexFieldScanner.Parser.member(level: level, bytes.baseAddress! + start, end - start)
+        }
+
+        static func member(level: Int, _ p: UnsafeRawPointer?, _ n: Int) -> Member {
+            guard let p else { return .none }
+            @inline(__always) func equals(_ literal: StaticString) -> Bool {
+                literal.utf8CodeUnitCount == n && JSONText.memcmpEqual(p, UnsafeRawPointer(literal.utf8Start), n)
+            }
+            switch level {
+            case 0:
+                switch n {
+                case 2:
+                    if equals("id") { return .id }
+                    if equals("at") { return .at }
+                case 4:
+                    if equals("type") { return .type }
+                    if equals("user") { return .user }
+                case 6:
+                    if equals("device") { return .device }
+                    if equals("status") { return .status }
+                case 7:
+                    if equals("payload") { return .payload }
+                    if equals("task_id") { return .taskID }
+                case 9:
+                    if equals("thread_id") { return .threadID }
+                case 15:
+                    if equals("notification_id") { return .notificationID }
+                default: break
+                }
+            case 1:
+                if n == 3, equals("aps") { return .aps }
+                if n == 7, equals("task_id") { return .payloadTaskID }
+            default:
+                if n == 9, equals("thread-id") { return .apsThreadID }
+            }
+            return .none
+        }
+
+        @inline(__always) func skipWhitespace(_ i: inout Int) {
+            while i < bytes.count {
+                let c = bytes[i]
+                guard c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return }
+                i += 1
+            }
+        }
+
+        /// The string whose opening quote is at `i`: returns where its content ends (the
+        /// closing quote) and whether it holds escapes, and leaves `i` past the quote.
+        @inline(__always) func string(_ i: inout Int) -> (Int, Bool)? {
+            let n = bytes.count
+            let base = bytes.baseAddress!
+            var k = i + 1
+            var escaped = false
+            while true {
+                // Eight bytes at a time while none is a quote or a backslash.
+                while k + 8 <= n {
+                    let w = base.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+                    let ones: UInt64 = 0x0101_0101_0101_0101
+                    let quote = w ^ (ones &* 0x22)
+                    let slash = w ^ (ones &* 0x5C)
+                    let found = ((quote &- ones) & ~quote) | ((slash &- ones) & ~slash)
+                    if found & (ones &* 0x80) != 0 {
+                        k += (found & (ones &* 0x80)).trailingZeroBitCount >> 3
+                        break
+                    }
+                    k += 8
+                }
+                guard k < n else { return nil }
+                let c = base.load(fromByteOffset: k, as: UInt8.self)
+                if c == UInt8(ascii: "\"") {
+                    i = k + 1
+                    return (k, escaped)
+                }
+                if c == UInt8(ascii: "\\") {
+                    escaped = true
+                    k += 2
+                } else {
+                    k += 1
+                }
+            }
+        }
+
+        /// Skips the array or object at `i` (its opening bracket), strings and all.
+        func skipContainer(_ i: inout Int) -> Bool {
+            let n = bytes.count
+            var depth = 0
+            while i < n {
+                let c = bytes[i]
+                switch c {
+                case UInt8(ascii: "\""):
+                    guard string(&i) != nil else { return false }
+                    continue
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    depth -= 1
+                    if depth == 0 {
+                        i += 1
+                        return true
+                    }
+                default: break
+                }
+                i += 1
+            }
+            return false
+        }
+    }
+
+    // MARK: - Values
+
+    /// Whether every backslash escape in `raw` is complete (so `JSONText.unescaped`
+    /// stays inside it): `\u` with four hex digits, a high surrogate followed by `\u`
+    /// and a low one.
+    static func wellFormedEscapes(_ raw: UnsafeRawBufferPointer) -> Bool {
+        var i = 0
+        func hex4(_ at: Int) -> UInt32? {
+            guard at + 4 <= raw.count else { return nil }
+            var v: UInt32 = 0
+            for k in at..<(at + 4) {
+                let c = raw[k]
+                let d: UInt8
+                switch c {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): d = c - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): d = c - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): d = c - UInt8(ascii: "A") + 10
+                default: return nil
+                }
+                v = v << 4 | UInt32(d)
+            }
+            return v
+        }
+        while i < raw.count {
+            guard raw[i] == UInt8(ascii: "\\") else {
+                i += 1
+                continue
+            }
+            guard i + 1 < raw.count else { return false }
+            if raw[i + 1] == UInt8(ascii: "u") {
+                guard let unit = hex4(i + 2) else { return false }
+                i += 6
+                if unit >= 0xDC00 && unit <= 0xDFFF { return false }
+                if unit >= 0xD800 && unit <= 0xDBFF {
+                    guard i + 1 < raw.count, raw[i] == UInt8(ascii: "\\"), raw[i + 1] == UInt8(ascii: "u"),
+                        let low = hex4(i + 2), low >= 0xDC00 && low <= 0xDFFF
+                    else { return false }
+                    i += 6
+                }
+            } else {
+                i += 2
+            }
+        }
+        return true
+    }
+
+}
+
+extension IndexFieldScanner.Parser {
+    typealias Field = IndexFieldScanner.Field
+
+    func eventType(_ field: Field) -> EventType? {
+        withBytes(field) { b -> EventType? in
+            switch b.count {
+            case 12 where JSONText.memcmpEqual(b.baseAddress!, UnsafeRawPointer(("notification" as StaticString).utf8Start), 12):
+                .notification
+            case 6 where JSONText.memcmpEqual(b.baseAddress!, UnsafeRawPointer(("action" as StaticString).utf8Start), 6):
+                .action
+            case 8 where JSONText.memcmpEqual(b.baseAddress!, UnsafeRawPointer(("delivery" as StaticString).utf8Start), 8):
+                .delivery
+            default: nil
+            }
+        }
+    }
+
+    /// `at`: the usual `…Z` form here, anything else through `Timestamp.parseRFC3339`.
+    func timestamp(_ field: Field) -> Timestamp? {
+        withBytes(field) { s -> Timestamp? in
+            IndexFieldScanner.utcTimestamp(s) ?? Timestamp.parseRFC3339(s)
+        }
+    }
+
+    /// The byte length of a string field after unescaping.
+    func length(_ field: Field) -> Int {
+        field.escaped ? withBytes(field) { $0.count } : Int(field.end - field.start)
+    }
+
+    /// Lends the unescaped bytes of a string field.
+    func withBytes<R>(_ field: Field, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        if !field.escaped { return try body(UnsafeRawBufferPointer(rebasing: bytes[field.range])) }
+        guard IndexFieldScanner.wellFormedEscapes(UnsafeRawBufferPointer(rebasing: bytes[field.range])) else {
+            // Only a store rewritten around its chain gets here; `scan` callers decode
+            // with `EventDecoder` when the fields disagree, so any bytes will do.
+            return try body(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        let unescaped = JSONText.unescaped(
+            JSONNode(kind: .string, flag: true, start: field.start, end: field.end, next: 0), in: bytes)
+        return try unescaped.withUnsafeBytes(body)
+    }
+
+    /// A number field that is an integer fitting in 64 bits (as `JSONView.int64`).
+    func integer(_ field: Field) -> Int64? {
+        guard field.kind == .number else { return nil }
+        var i = Int(field.start)
+        let end = Int(field.end)
+        let negative = bytes[i] == UInt8(ascii: "-")
+        if negative { i += 1 }
+        guard i < end else { return nil }
+        var magnitude: UInt64 = 0
+        while i < end {
+            let d = bytes[i] &- UInt8(ascii: "0")
+            guard d < 10 else { return nil }
+            let (m, o1) = magnitude.multipliedReportingOverflow(by: 10)
+            let (a, o2) = m.addingReportingOverflow(UInt64(d))
+            if o1 || o2 { return nil }
+            magnitude = a
+            i += 1
+        }
+        if negative {
+            guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
+            return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
+        }
+        guard magnitude <= UInt64(Int64.max) else { return nil }
+        return Int64(magnitude)
+    }
+
+    /// Lends `field`'s bytes ASCII-lowercased (`EventID.normalizedNotificationID`).
+    func withLowered<R>(_ field: Field, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        withBytes(field) { b in
+            if !b.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) { return body(b) }
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: b.count) { out in
+                for (k, c) in b.enumerated() { out[k] = c >= 0x41 && c <= 0x5A ? c | 0x20 : c }
+                return body(UnsafeRawBufferPointer(out))
+            }
+        }
+    }
+}
+
+extension IndexFieldScanner {
+    // MARK: - Entries
+
+    /// Whether the event is a 410 delivery: its `unregistered` entry needs the stored
+    /// notification's device, which `deferredUnregistration` hands over.
+    var isUnregistration: Bool { type == .delivery && deliveryStatus == 410 }
+
+    /// For a 410 delivery: the (normalised) notification id and the delivery's own
+    /// device, for `Layout.indexEntries`' lookup.
+    func deferredUnregistration() -> (notificationID: String, device: String?) {
+        let id = text.withLowered(ref) { String(decoding: $0, as: UTF8.self) }
+        let device = m.device.kind == .string ? text.withBytes(m.device) { String(decoding: $0, as: UTF8.self) } : nil
+        return (id, device)
+    }
+
+    /// Hands `body` every entry of the last scanned event but `unregistered`, as
+    /// (digest slot, key, value), the `ids` entry first; the same entries
+    /// `Layout.indexEntries` and the event's `identityKey` give.
+    func forEachEntry(seq: UInt64, _ body: (Int, UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) {
+        withUnsafeBytes(of: seq.bigEndian) { seqBytes in
+            if type == .notification {
+                text.withLowered(m.id) { body(IndexDigest.ids, $0, seqBytes) }
+            } else {
+                text.withBytes(m.id) { body(IndexDigest.ids, $0, seqBytes) }
+            }
+            let position = (Layout.orderedSigned(at.microseconds).bigEndian, seq.bigEndian)
+            withUnsafeBytes(of: position) { value in
+                withUnsafeBytes(of: UInt8(0)) { body(IndexDigest.slot(.time), $0, value) }
+            }
+            text.withBytes(m.user) { body(IndexDigest.slot(.users), $0, seqBytes) }
+            if let taskID {
+                withUnsafeBytes(of: Layout.orderedSigned(taskID).bigEndian) { body(IndexDigest.slot(.tasks), $0, seqBytes) }
+            }
+            if thread.kind == .string {
+                text.withBytes(thread) { body(IndexDigest.slot(.threads), $0, seqBytes) }
+            }
+            if ref.kind == .string {
+                text.withLowered(ref) { body(IndexDigest.slot(.refs), $0, seqBytes) }
+            }
+        }
+    }
+}
