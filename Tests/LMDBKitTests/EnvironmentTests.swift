@@ -249,3 +249,54 @@ struct MapGrowthTests {
         }
     }
 }
+
+@Suite("Environment: writable map")
+struct WriteMapTests {
+    @Test("with writeMap the file is as long as the map, and usedBytes counts only the pages in use")
+    func fileIsTheMap() throws {
+        try withTemporaryDirectory { dir throws in
+            var options = EnvironmentOptions()
+            options.writeMap = true
+            let (env, db) = try openEnvironment(dir, options: options)
+            #expect(env.isWriteMap)
+            try env.write { txn throws in
+                for i in 0..<1000 { try db.put(bytes("key-\(i)"), [UInt8](repeating: 7, count: 100), in: txn) }
+            }
+            let size = try FileManager.default.attributesOfItem(atPath: dir + "/data.mdb")[.size] as? Int ?? -1
+            #expect(size == env.mapSize)
+            #expect(env.usedBytes > 100_000 && env.usedBytes < size)
+            #expect(env.usedBytes % env.pageSize == 0)
+            try env.read { txn throws in #expect(try stored(db, "key-999", in: txn)?.count == 100) }
+        }
+    }
+
+    @Test("a read-only environment ignores writeMap")
+    func readOnlyIgnoresWriteMap() throws {
+        try withTemporaryDirectory { dir throws in
+            _ = try openEnvironment(dir)
+            var options = EnvironmentOptions()
+            options.writeMap = true
+            options.readOnly = true
+            #expect(!(try Environment(path: dir, options: options)).isWriteMap)
+        }
+    }
+
+    @Test("without retrying, a full map is thrown instead of growing the map and running the body again")
+    func fullMapWithoutRetry() throws {
+        try withTemporaryDirectory { dir throws in
+            var options = EnvironmentOptions()
+            options.mapSize = MapGrowthTests.tinyMap
+            let (env, db) = try openEnvironment(dir, options: options)
+            var runs = 0
+            #expect(throws: LMDBError.self) {
+                try env.write(retryingWhenFull: false) { txn throws in
+                    runs += 1
+                    for i in 0..<10_000 { try db.put(bytes("key-\(i)"), [UInt8](repeating: 1, count: 200), in: txn) }
+                }
+            }
+            #expect(runs == 1)
+            #expect(env.mapSize == MapGrowthTests.tinyMap)
+            try env.read { txn throws in #expect(try stored(db, "key-0", in: txn) == nil) }
+        }
+    }
+}
