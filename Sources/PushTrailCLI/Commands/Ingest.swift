@@ -25,7 +25,8 @@ enum IngestCommand: Command {
             With no FILE, or with -, events are read from standard input. A line whose id
             is stored with equal content is a duplicate (skipped), with other content a
             conflict (rejected). Rejected lines are reported as FILE:LINE: reason and make
-            the exit status 65; the good lines around them are stored.
+            the exit status 65; the good lines around them are stored. Events from a pipe
+            are committed as they arrive, so a live stream shows in log -f at once.
             """)
 
     static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
