@@ -1,6 +1,33 @@
 /// String helpers over validated JSON text (the tape guarantees escapes and UTF-8
 /// are well formed, so nothing here can fail).
 enum JSONText {
+    /// The integer spelled by `bytes[range]` (an optional `-`, then digits only) when
+    /// it fits in 64 bits; nil for a fraction, an exponent or an overflow.
+    static func int64(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int64? {
+        var i = range.lowerBound
+        let end = range.upperBound
+        guard i < end else { return nil }
+        let negative = bytes[i] == UInt8(ascii: "-")
+        if negative { i += 1 }
+        guard i < end else { return nil }
+        var magnitude: UInt64 = 0
+        while i < end {
+            let d = bytes[i] &- UInt8(ascii: "0")
+            guard d < 10 else { return nil }
+            let (m, o1) = magnitude.multipliedReportingOverflow(by: 10)
+            let (a, o2) = m.addingReportingOverflow(UInt64(d))
+            if o1 || o2 { return nil }
+            magnitude = a
+            i += 1
+        }
+        if negative {
+            guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
+            return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
+        }
+        guard magnitude <= UInt64(Int64.max) else { return nil }
+        return Int64(magnitude)
+    }
+
     /// The bytes of a string node after unescaping.
     static func unescaped(_ node: JSONNode, in bytes: UnsafeRawBufferPointer) -> [UInt8] {
         let raw = UnsafeRawBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)])
@@ -174,26 +201,7 @@ public struct JSONView {
     public func int64(_ index: Int) -> Int64? {
         let node = nodes[index]
         guard node.kind == .number else { return nil }
-        var i = Int(node.start)
-        let end = Int(node.end)
-        let negative = bytes[i] == UInt8(ascii: "-")
-        if negative { i += 1 }
-        var magnitude: UInt64 = 0
-        while i < end {
-            let d = bytes[i] &- UInt8(ascii: "0")
-            guard d < 10 else { return nil }
-            let (m, o1) = magnitude.multipliedReportingOverflow(by: 10)
-            let (a, o2) = m.addingReportingOverflow(UInt64(d))
-            if o1 || o2 { return nil }
-            magnitude = a
-            i += 1
-        }
-        if negative {
-            guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
-            return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
-        }
-        guard magnitude <= UInt64(Int64.max) else { return nil }
-        return Int64(magnitude)
+        return JSONText.int64(bytes, Int(node.start)..<Int(node.end))
     }
 
     /// The value's text exactly as in the input (strings with their quotes).

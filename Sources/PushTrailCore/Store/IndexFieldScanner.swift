@@ -482,27 +482,7 @@ extension IndexFieldScanner.Parser {
     /// A number field that is an integer fitting in 64 bits (as `JSONView.int64`).
     func integer(_ field: Field) -> Int64? {
         guard field.kind == .number else { return nil }
-        var i = Int(field.start)
-        let end = Int(field.end)
-        let negative = bytes[i] == UInt8(ascii: "-")
-        if negative { i += 1 }
-        guard i < end else { return nil }
-        var magnitude: UInt64 = 0
-        while i < end {
-            let d = bytes[i] &- UInt8(ascii: "0")
-            guard d < 10 else { return nil }
-            let (m, o1) = magnitude.multipliedReportingOverflow(by: 10)
-            let (a, o2) = m.addingReportingOverflow(UInt64(d))
-            if o1 || o2 { return nil }
-            magnitude = a
-            i += 1
-        }
-        if negative {
-            guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
-            return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
-        }
-        guard magnitude <= UInt64(Int64.max) else { return nil }
-        return Int64(magnitude)
+        return JSONText.int64(bytes, Int(field.start)..<Int(field.end))
     }
 
     /// Lends `field`'s bytes ASCII-lowercased (`EventID.normalizedNotificationID`).
