@@ -30,6 +30,12 @@ public struct EnvironmentOptions: Sendable {
     public var writeMap = false
     /// File mode for `data.mdb` and `lock.mdb`.
     public var fileMode: mode_t = 0o600
+    /// Called with LMDB's message when one of its internal assertions fails (a page
+    /// that contradicts itself: a damaged file), before LMDB aborts the process. It
+    /// may end the process its own way instead (`_exit`).
+    public var assertionHandler: AssertionHandler?
+
+    public typealias AssertionHandler = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Void
 
     public init() {}
 }
@@ -58,6 +64,7 @@ public final class Environment: @unchecked Sendable {
             try check(mdb_env_set_maxdbs(env, options.maxDatabases), "mdb_env_set_maxdbs")
             try check(mdb_env_set_maxreaders(env, options.maxReaders), "mdb_env_set_maxreaders")
             try check(mdb_env_set_mapsize(env, options.mapSize), "mdb_env_set_mapsize")
+            if let handler = options.assertionHandler { _ = mdb_env_set_assert(env, handler) }
             var flags = UInt32(MDB_NOTLS)
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
             if options.noReadahead { flags |= UInt32(MDB_NORDAHEAD) }
@@ -161,6 +168,17 @@ public final class Environment: @unchecked Sendable {
     /// Bytes of the file the last committed transaction uses: its pages up to the
     /// last one. Beyond them a `writeMap` file holds only unused, sparse map.
     public var usedBytes: Int { (lastPageNumber + 1) * pageSize }
+
+    /// Cuts the data file of the environment `env` (a raw handle, as LMDB passes to an
+    /// assertion handler) back to the pages of its last commit, for a process about to
+    /// exit in the middle of a write through a writable map.
+    public static func trimToLastCommit(_ env: OpaquePointer) {
+        var info = MDB_envinfo()
+        var stat = MDB_stat()
+        var fd: Int32 = -1
+        guard mdb_env_info(env, &info) == 0, mdb_env_stat(env, &stat) == 0, mdb_env_get_fd(env, &fd) == 0, fd >= 0 else { return }
+        _ = ftruncate(fd, off_t((info.me_last_pgno + 1) * Int(stat.ms_psize)))
+    }
 
     /// The current map size in bytes.
     public var mapSize: Int {

@@ -4,6 +4,8 @@
     import Darwin
 #endif
 
+import LMDBKit
+
 /// Turns a fault on the store's writable map during a write transaction into a
 /// one-line error and exit 74.
 ///
@@ -61,5 +63,28 @@ enum MapFaultGuard {
         // Not a write through the map: the previous handler takes it when the faulting
         // access runs again.
         sigaction(SIGBUS, &MapFaultGuard.previous, nil)
+    }
+}
+
+/// Turns a failed LMDB assertion into a one-line error and exit 74. LMDB asserts when
+/// a page contradicts itself, which in a store means a damaged file (pages of
+/// garbage behind intact meta pages): LMDB would print its own message and abort. A
+/// writer's file is first cut back to the pages of the last commit, as `Store.trim`
+/// does (LMDB extends a writable map's file when it opens it), so a refused write
+/// leaves the file as it found it: nothing of an uncommitted transaction is reachable.
+enum DamagedPageGuard {
+    nonisolated(unsafe) private static var storePath = ""
+
+    /// The handler for `EnvironmentOptions.assertionHandler` of the store at `path`.
+    static func handler(store path: String) -> EnvironmentOptions.AssertionHandler {
+        storePath = path
+        return { env, detail in
+            if let env { Environment.trimToLastCommit(env) }
+            let what = detail.map { String(cString: $0) } ?? "an internal check failed"
+            let line = "pushtrail: store \(DamagedPageGuard.storePath) is damaged (LMDB: \(what)): nothing was written; "
+                + "run pushtrail verify, and restore the store from a copy\n"
+            line.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
+            _exit(MapFaultGuard.exitStatus)
+        }
     }
 }

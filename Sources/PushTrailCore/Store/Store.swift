@@ -126,6 +126,7 @@ public final class Store: @unchecked Sendable {
         envOptions.writeMap = create && options.writeMap
         if create && access(dataPath, F_OK) != 0 { try Store.createAtomically(path, envOptions) }
         var lockFD: Int32 = -1
+        envOptions.assertionHandler = DamagedPageGuard.handler(store: path)
         if create {
             lockFD = open(dataPath, O_RDONLY | O_CLOEXEC)
             guard lockFD >= 0 else { throw StoreError.io("cannot open \(dataPath): \(String(cString: strerror(errno)))") }
