@@ -5,7 +5,7 @@ import PackageDescription
 /// libcrypto and glibc linked in): with no dynamic relocations to process, a query
 /// starts in about a third of the time (callgrind: `--version` 5.9M -> 0.6M
 /// instructions), which matters for a tool support staff run query by query. Debian's
-/// liblmdb-dev and libssl-dev ship the static archives.
+/// liblmdb-dev, libssl-dev and libzstd-dev ship the static archives.
 let staticStdlib: [LinkerSetting] = [
     .unsafeFlags(["-static-executable"], .when(platforms: [.linux], configuration: .release))
 ]
@@ -28,8 +28,13 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
+        ),
         .target(name: "LMDBKit", dependencies: ["CLMDB"]),
-        .target(name: "PushTrailCore", dependencies: ["LMDBKit", "CCrypto"]),
+        .target(name: "PushTrailCore", dependencies: ["LMDBKit", "CCrypto", "CZstd"]),
         .target(name: "PushTrailCLI", dependencies: ["PushTrailCore"]),
         .executableTarget(
             name: "pushtrail",

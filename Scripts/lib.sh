@@ -25,19 +25,19 @@ need_packages() {
         say "install them with: sudo apt-get install -y ${missing[*]}"
         return 1
     else
-        say "error: missing ${missing[*]} (on macOS: brew install lmdb openssl@3 pkg-config)"
+        say "error: missing ${missing[*]} (on macOS: brew install lmdb openssl@3 zstd pkg-config)"
         return 1
     fi
 }
 
-# The build needs LMDB and OpenSSL's libcrypto headers, and pkg-config to find them.
+# The build needs LMDB's, OpenSSL's libcrypto and zstd's headers, and pkg-config to find them.
 need_build_deps() {
     if [ "$(uname -s)" = Darwin ]; then
-        command -v pkg-config >/dev/null && pkg-config --exists lmdb libcrypto && return 0
-        say "error: install the libraries with: brew install lmdb openssl@3 pkg-config"
+        command -v pkg-config >/dev/null && pkg-config --exists lmdb libcrypto libzstd && return 0
+        say "error: install the libraries with: brew install lmdb openssl@3 zstd pkg-config"
         return 1
     fi
-    need_packages pkg-config liblmdb-dev libssl-dev
+    need_packages pkg-config liblmdb-dev libssl-dev libzstd-dev
 }
 
 need_swift() {

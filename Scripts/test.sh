@@ -9,6 +9,7 @@ cd "$PT_ROOT"
 need_swift
 need_build_deps
 need_packages lmdb-utils   # mdb_stat / mdb_dump: the store-layout and concurrency tests
+need_packages zstd   # the zstd tool decompresses a stored record by hand (CompressionTests)
 need_packages zsh fish man-db   # the shell-integration tests load completions in each shell
 command -v cc >/dev/null || need_packages gcc   # builds the disk-fault injection shim
 # Headless Chromium renders the HTML reports (report-check.sh): installed where we

@@ -16,7 +16,7 @@ enum SpoiledStore: String, CaseIterable, CustomTestStringConvertible {
     case dataHalf = "data.mdb truncated to half its size"
     case garbage = "data.mdb replaced by 64 KiB of random bytes"
     case garbagePages = "data.mdb with its meta pages intact and every other page random"
-    case newerFormat = "a valid LMDB environment whose meta/format is 2"
+    case newerFormat = "a valid LMDB environment whose meta/format is 3"
     case storeIsFile = "the store path is a regular file"
 
     var testDescription: String { rawValue }
@@ -25,7 +25,7 @@ enum SpoiledStore: String, CaseIterable, CustomTestStringConvertible {
     /// (a data.mdb of well over a megabyte, so that half of it cuts through B-tree
     /// pages), then the damage.
     func make(in dir: TempDir) throws {
-        let input = try dir.write("seed.ndjson", lines: TamperKit.lines(count: 3000, seed: 31))
+        let input = try dir.write("seed.ndjson", lines: TamperKit.lines(count: 6000, seed: 31))
         let r = CLI.run(store: dir.store, ["ingest", input])
         guard r.status == 0 else { throw HarnessError("seeding failed: \(r)") }
         let data = dir.store + "/data.mdb"
@@ -50,7 +50,7 @@ enum SpoiledStore: String, CaseIterable, CustomTestStringConvertible {
             try Data(bytes).write(to: URL(fileURLWithPath: data))
         case .newerFormat:
             _ = try Tampering.write(dir.store, database: "meta") { meta, txn in
-                try meta.put(Array("format".utf8), [0, 0, 0, 2], in: txn)
+                try meta.put(Array("format".utf8), [0, 0, 0, 3], in: txn)
             }
         case .storeIsFile:
             try FileManager.default.removeItem(atPath: dir.store)
@@ -101,7 +101,7 @@ struct UntrustedStoreTests {
         let line = try run(["stats"], store: dir.store).stderr
         switch spoiled {
         case .newerFormat:
-            #expect(line.contains("format 2") && line.contains("upgrade"), "\(line)")
+            #expect(line.contains("format 3") && line.contains("upgrade"), "\(line)")
         case .storeIsFile:
             #expect(line.contains("not a directory"), "\(line)")
         case .dataEmpty:

@@ -93,6 +93,11 @@ public struct IngestOptions: Sendable {
     /// one: what bounds the memory an ingest holds, whatever its transactions.
     public var handoffEvents = 8192
     public var handoffBytes = 8 << 20
+    /// Compress records with the store's dictionary (docs/STORE.md). A store without
+    /// one gets one trained on the first `dictionarySamples` events of an ingest that
+    /// brings that many; the events before it are stored whole.
+    public var compress = true
+    public var dictionarySamples = 1000
 
     /// Handoffs never span a transaction's end: a transaction is whole handoffs.
     var handoffLimit: (events: Int, bytes: Int) { (min(handoffEvents, batchEvents), min(handoffBytes, batchBytes)) }
@@ -136,7 +141,8 @@ public final class Ingest {
     private func runPipelined() throws -> IngestSummary {
         let fds = try sources.map { try $0.open() }
         let queue = BoundedQueue<Batch>(capacity: 1)
-        let producer = Producer(sources: Array(zip(sources, fds)), options: options, queue: queue)
+        let dictionary = options.compress ? try store.latestDictionary() : nil
+        let producer = Producer(sources: Array(zip(sources, fds)), options: options, dictionary: dictionary, queue: queue)
         let thread = WorkerThread { producer.run() }
         thread.start()
         defer {
@@ -164,7 +170,7 @@ public final class Ingest {
                         failure = error  // commit what came before, then report it
                         return
                     }
-                    let outcomes = try batch.events.isEmpty ? [] : writer.append(batch.events)
+                    let outcomes = try batch.events.isEmpty ? [] : writer.append(batch.events, dictionary: batch.dictionary)
                     done.add(batch, outcomes)
                     // Progress as the transaction fills (it can take seconds).
                     var soFar = summary
@@ -288,6 +294,9 @@ public final class Ingest {
             return InputSource(name: source.name, path: path)
         }
         var result = IngestSummary()
+        // Records are compressed with the store's dictionary when it has one; an
+        // all-or-nothing ingest does not train one.
+        let compressor = options.compress ? try store.latestDictionary().flatMap { RecordCompressor(dictionary: $0) } : nil
         do {
             result = try store.write(recordedAt: clock) { writer in
                 var summary = IngestSummary()
@@ -299,7 +308,10 @@ public final class Ingest {
                     let reader = LineReader(fd: fd)
                     var batch: [PendingEvent] = []
                     func flush() throws {
-                        let outcomes = try writer.append(batch)
+                        if let compressor {
+                            for i in batch.indices { batch[i].compressed = compressor.compress(batch[i].raw) }
+                        }
+                        let outcomes = try writer.append(batch, dictionary: compressor?.dictionary)
                         try batch.withUnsafeBufferPointer { events in
                             for i in outcomes.indices {
                                 if case .conflict(let seq) = outcomes[i] {
@@ -393,6 +405,8 @@ struct Batch: Sendable {
     var lines = 0
     var bytesRead = 0
     var error: StoreError?
+    /// What the events' compressed forms were compressed with.
+    var dictionary: RecordDictionary?
 }
 
 /// Reads and decodes lines into batches on its own thread.
@@ -400,11 +414,38 @@ final class Producer: @unchecked Sendable {
     let sources: [(InputSource, Int32)]
     let options: IngestOptions
     let queue: BoundedQueue<Batch>
+    /// Compresses the events' records (on this thread, beside the parsing); nil while
+    /// there is no dictionary.
+    private var compressor: RecordCompressor?
+    /// Events kept to train a dictionary on, while the store has none.
+    private var samples: [[UInt8]]? = nil
+    private var sampleBytes = 0
 
-    init(sources: [(InputSource, Int32)], options: IngestOptions, queue: BoundedQueue<Batch>) {
+    init(sources: [(InputSource, Int32)], options: IngestOptions, dictionary: RecordDictionary?, queue: BoundedQueue<Batch>) {
         self.sources = sources
         self.options = options
         self.queue = queue
+        compressor = dictionary.flatMap { RecordCompressor(dictionary: $0) }
+        if options.compress && dictionary == nil { samples = [] }
+    }
+
+    /// Compresses the batch's events, training the dictionary first once enough events
+    /// have come (at most 8 MiB of them are kept for it).
+    private func compress(_ batch: inout Batch) {
+        if var kept = samples {
+            for e in batch.events where kept.count < options.dictionarySamples && sampleBytes < 8 << 20 {
+                kept.append(e.raw)
+                sampleBytes += e.raw.count
+            }
+            samples = kept
+            if kept.count >= options.dictionarySamples || sampleBytes >= 8 << 20 {
+                samples = nil
+                compressor = RecordDictionary.train(kept).flatMap { RecordCompressor(dictionary: $0) }
+            }
+        }
+        guard let compressor else { return }
+        batch.dictionary = compressor.dictionary
+        for i in batch.events.indices { batch.events[i].compressed = compressor.compress(batch.events[i].raw) }
     }
 
     func run() {
@@ -420,6 +461,7 @@ final class Producer: @unchecked Sendable {
         func handOff(bytesRead: Int) {
             batch.bytesRead = bytesRead
             batch.rawBytes = bytes
+            compress(&batch)
             if !queue.push(batch) { cancelled = true }
             batch = Batch()
             bytes = 0
@@ -458,6 +500,7 @@ final class Producer: @unchecked Sendable {
         }
         batch.bytesRead = readBefore
         batch.rawBytes = bytes
+        compress(&batch)
         _ = queue.push(batch)
     }
 }

@@ -10,6 +10,9 @@ public struct PendingEvent: Sendable {
     var ordinal = 0
     /// The input line ended in `\r\n`: `raw` lacks the `\r` that `--rejects` must keep.
     var hadCarriageReturn = false
+    /// `raw` compressed with the dictionary its batch is appended with, when that is
+    /// smaller: what the record stores.
+    var compressed: [UInt8]?
 
     public init(event: Event, raw: [UInt8], source: String = "-", line: Int = 0) {
         self.event = event
@@ -52,6 +55,12 @@ extension Store {
     public func append(_ batch: [PendingEvent], recordedAt clock: @escaping () -> Timestamp) throws -> [AppendOutcome] {
         try write(recordedAt: clock) { try $0.append(batch) }
     }
+
+    /// The newest compression dictionary of the store, which new records are compressed
+    /// with; nil while it has none.
+    public func latestDictionary() throws -> RecordDictionary? {
+        try read { try $0.latestDictionary() }
+    }
 }
 
 /// Appends events inside one write transaction, keeping the chain head and the
@@ -71,6 +80,9 @@ public final class StoreWriter {
     private let eventCursor: Cursor
     /// One cursor per index, in `Layout.Index.allCases` order.
     private let cursors: [Cursor]
+    /// The dictionary the last batch was compressed with and its number in this store
+    /// (nil: the store has no room for another, its records are stored whole).
+    private var dictionaryInUse: (RecordDictionary, UInt8?)?
 
     init(store: Store, txn: Transaction, clock: @escaping () -> Timestamp) throws {
         self.store = store
@@ -92,20 +104,57 @@ public final class StoreWriter {
         cursors = try Layout.Index.allCases.map { try txn.writeCursor(store.indexes[$0]!) }
     }
 
-    /// Appends each event, or classifies it as a duplicate or conflict.
-    public func append(_ batch: [PendingEvent]) throws -> [AppendOutcome] {
+    /// Appends each event, or classifies it as a duplicate or conflict. Events carrying
+    /// a compressed form were compressed with `dictionary`, stored with the first of
+    /// them unless the store has it.
+    public func append(_ batch: [PendingEvent], dictionary: RecordDictionary? = nil) throws -> [AppendOutcome] {
         let recordedAt = clock()
         var outcomes: [AppendOutcome] = []
         outcomes.reserveCapacity(batch.count)
+        let compression = try dictionary.flatMap { d in try number(of: d).map { (d, $0) } }
         // Borrowed through the buffer: iterating or subscripting the array copies
         // (retains and releases) every event, a few percent of the writer's time.
         try batch.withUnsafeBufferPointer { events in
-            for i in events.indices { outcomes.append(try append(events.baseAddress! + i, recordedAt: recordedAt)) }
+            for i in events.indices {
+                outcomes.append(try append(events.baseAddress! + i, recordedAt: recordedAt, compression: compression))
+            }
         }
         return outcomes
     }
 
-    private func append(_ pending: UnsafePointer<PendingEvent>, recordedAt: Timestamp) throws -> AppendOutcome {
+    /// The number of `dictionary` in this store, storing it (and marking the store
+    /// format 2) when it is new; nil when the store already holds 255.
+    private func number(of dictionary: RecordDictionary) throws -> UInt8? {
+        if let (d, n) = dictionaryInUse, d === dictionary { return n }
+        var n = dictionary.storedID
+        if n == nil {
+            // Another writer may have stored the same one (or any): reuse an equal one.
+            var highest: UInt8 = 0
+            let prefix = Layout.dictionaryKeyPrefix
+            try txn.withCursor(store.meta) { cursor in
+                var entry = try prefix.withUnsafeBytes { try cursor.seek($0) }
+                while let (key, value) = entry, key.count > prefix.count, key.starts(with: prefix) {
+                    if let k = UInt8(String(decoding: key[prefix.count...], as: UTF8.self)) {
+                        highest = max(highest, k)
+                        if value.elementsEqual(dictionary.bytes) { n = k }
+                    }
+                    entry = try cursor.next()
+                }
+            }
+            if n == nil && highest < 255 {
+                n = highest + 1
+                try store.meta.put(Layout.dictionaryKey(highest + 1), dictionary.bytes, in: txn)
+                try store.meta.put(
+                    Layout.metaFormatKey, withUnsafeBytes(of: Layout.compressedFormatVersion.bigEndian) { Array($0) }, in: txn)
+            }
+        }
+        dictionaryInUse = (dictionary, n)
+        return n
+    }
+
+    private func append(
+        _ pending: UnsafePointer<PendingEvent>, recordedAt: Timestamp, compression: (RecordDictionary, UInt8)?
+    ) throws -> AppendOutcome {
         // Read through the pointer, never bound to a local: a local `Event` is a copy,
         // a retain for each of its strings, for every append.
         let idKey = pending.pointee.event.identityKey
@@ -119,22 +168,32 @@ public final class StoreWriter {
             guard let value = try store.events.get(Layout.bigEndian(existing), in: txn) else {
                 throw StoreError.damaged(seq: existing, detail: "its id is indexed but the event is missing")
             }
-            let stored = UnsafeRawBufferPointer(rebasing: value[Layout.eventHeaderSize...])
-            return try sameJSON(stored, pending.pointee.raw, caseInsensitiveID: pending.pointee.event.type == .notification)
-                ? .duplicate(existing) : .conflict(existing)
+            let stored = try StoreReader(store: store, txn: txn).json(seq: existing, value: value)
+            return try stored.withUnsafeBytes {
+                try sameJSON($0, pending.pointee.raw, caseInsensitiveID: pending.pointee.event.type == .notification)
+            } ? .duplicate(existing) : .conflict(existing)
         }
-        let raw = pending.pointee.raw
+        // Compressed: the dictionary's number, then the frame; otherwise the JSON.
+        let compressed = compression != nil ? pending.pointee.compressed : nil
+        let body = compressed ?? pending.pointee.raw
+        let bodyOffset = Layout.eventHeaderSize + (compressed == nil ? 0 : 1)
         try withUnsafeBytes(of: &seqBE) { seqBytes in
             // The record is written in place in the map and hashed there.
-            try eventCursor.reserve(seqBytes, size: Layout.eventHeaderSize + raw.count, flags: .append) { value in
-                Layout.writeEventHeader(type: pending.pointee.event.type, recordedAt: recordedAt, at: pending.pointee.event.at, into: value)
-                raw.withUnsafeBytes { raw in
-                    (value.baseAddress! + Layout.eventHeaderSize).copyMemory(from: raw.baseAddress!, byteCount: raw.count)
+            try eventCursor.reserve(seqBytes, size: bodyOffset + body.count, flags: .append) { value in
+                Layout.writeEventHeader(
+                    type: pending.pointee.event.type, compressed: compressed != nil, recordedAt: recordedAt,
+                    at: pending.pointee.event.at, into: value)
+                if let (_, number) = compression, compressed != nil { value[Layout.eventHeaderSize] = number }
+                body.withUnsafeBytes { body in
+                    (value.baseAddress! + bodyOffset).copyMemory(from: body.baseAddress!, byteCount: body.count)
                 }
+                let digest = compressed != nil ? compression!.0.digest : []
                 head.hash.withUnsafeBytes { previous in
-                    Layout.chainHash(
-                        previous: previous, seq: seqBytes, value: UnsafeRawBufferPointer(value), context: hasher,
-                        into: value.baseAddress! + Layout.hashRange.lowerBound)
+                    digest.withUnsafeBytes { digest in
+                        Layout.chainHash(
+                            previous: previous, seq: seqBytes, value: UnsafeRawBufferPointer(value), dictionaryDigest: digest,
+                            context: hasher, into: value.baseAddress! + Layout.hashRange.lowerBound)
+                    }
                 }
                 head.hash = Array(value[Layout.hashRange])
             }

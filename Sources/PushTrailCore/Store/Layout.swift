@@ -1,13 +1,22 @@
 /// The on-disk layout of a store: named databases and their key/value encodings.
 /// `docs/STORE.md` describes the same thing for someone holding only `mdb_dump`.
 public enum Layout {
-    /// The format this build writes; a store with a higher number is refused.
-    public static let formatVersion: UInt32 = 1
+    /// The newest format this build reads and writes; a store with a higher number is
+    /// refused. Format 2 adds compressed records; a store is format 1 until its first
+    /// compression dictionary is stored, so older builds read it until then.
+    public static let formatVersion: UInt32 = 2
+    /// A new store's format (whole records only).
+    static let initialFormatVersion: UInt32 = 1
+    /// The format a store is marked when its first dictionary is stored.
+    static let compressedFormatVersion: UInt32 = 2
 
-    /// The size of an event value's header, before the raw JSON.
+    /// The size of an event value's header, before the body (the JSON, or a compressed
+    /// record's dictionary number and zstd frame).
     public static let eventHeaderSize = 49
     /// Where the 32-byte chain hash sits in an event value.
     static let hashRange = 17..<49
+    /// Set in the type byte of a compressed record.
+    static let compressedFlag: UInt8 = 0x80
 
     /// Databases that map a key to the (at, seq) of every event filed under it.
     public enum Index: String, CaseIterable, Sendable {
@@ -27,6 +36,9 @@ public enum Layout {
     static let metaFormatKey = Array("format".utf8)
     static let metaHeadKey = Array("head".utf8)
     static let metaCountsKey = Array("counts".utf8)
+    static let dictionaryKeyPrefix = Array("dictionary.".utf8)
+    /// `dictionary.N`: the zstd dictionary numbered N (1–255).
+    static func dictionaryKey(_ id: UInt8) -> [UInt8] { dictionaryKeyPrefix + Array(String(id).utf8) }
     /// The single key of the `time` index.
     static let timeKey: [UInt8] = [0]
 
@@ -93,21 +105,31 @@ public enum Layout {
 
     /// Writes the event value's header (type, recorded_at, at; the hash is written once
     /// computed) into the first `eventHeaderSize` bytes of `value`.
-    static func writeEventHeader(type: EventType, recordedAt: Timestamp, at: Timestamp, into value: UnsafeMutableRawBufferPointer) {
-        value[0] = type.rawValue
+    static func writeEventHeader(
+        type: EventType, compressed: Bool = false, recordedAt: Timestamp, at: Timestamp, into value: UnsafeMutableRawBufferPointer
+    ) {
+        value[0] = compressed ? type.rawValue | compressedFlag : type.rawValue
         value.storeBytes(of: orderedSigned(recordedAt.microseconds).bigEndian, toByteOffset: 1, as: UInt64.self)
         value.storeBytes(of: orderedSigned(at.microseconds).bigEndian, toByteOffset: 9, as: UInt64.self)
     }
 
     /// hash(n) = SHA-256(hash(n−1) ‖ record(n)), record(n) = seq (8 bytes BE) ‖ the
-    /// event value without its hash field.
+    /// event value without its hash field ‖ for a compressed record, the SHA-256 of its
+    /// dictionary (`dictionaryDigest`, empty otherwise).
     static func chainHash(
         previous: UnsafeRawBufferPointer, seq: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+        dictionaryDigest: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
         context: SHA256.Context, into out: UnsafeMutableRawPointer
     ) {
         context.digest(
             previous, seq, UnsafeRawBufferPointer(rebasing: value[0..<17]),
-            UnsafeRawBufferPointer(rebasing: value[eventHeaderSize...]), into: out)
+            UnsafeRawBufferPointer(rebasing: value[eventHeaderSize...]), dictionaryDigest, into: out)
+    }
+
+    /// The event type of a record's first byte, and whether the record is compressed.
+    static func recordKind(_ byte: UInt8) -> (type: EventType, compressed: Bool)? {
+        guard let type = EventType(rawValue: byte & ~compressedFlag) else { return nil }
+        return (type, byte & compressedFlag != 0)
     }
 }
 

@@ -73,6 +73,8 @@ public final class Store: @unchecked Sendable {
     let events: Database
     let ids: Database
     let indexes: [Layout.Index: Database]
+    /// The compression dictionaries read so far.
+    let dictionaries = DictionaryCache()
 
     /// Opens the store in directory `path`. With `create`, makes the directory (0700)
     /// and the environment (files 0600) when missing; without, a missing store is
@@ -124,9 +126,9 @@ public final class Store: @unchecked Sendable {
         envOptions.readOnly = !create
         envOptions.maxDatabases = 16
         envOptions.writeMap = create && options.writeMap
+        envOptions.assertionHandler = DamagedPageGuard.handler(store: path)
         if create && access(dataPath, F_OK) != 0 { try Store.createAtomically(path, envOptions) }
         var lockFD: Int32 = -1
-        envOptions.assertionHandler = DamagedPageGuard.handler(store: path)
         if create {
             lockFD = open(dataPath, O_RDONLY | O_CLOEXEC)
             guard lockFD >= 0 else { throw StoreError.io("cannot open \(dataPath): \(String(cString: strerror(errno)))") }
@@ -187,7 +189,7 @@ public final class Store: @unchecked Sendable {
                 index.rawValue, flags: [.duplicateSort, .duplicateFixed], create: create, in: txn)
         }
         if create, try meta.get(Layout.metaFormatKey, in: txn) == nil {
-            try meta.put(Layout.metaFormatKey, withUnsafeBytes(of: Layout.formatVersion.bigEndian) { Array($0) }, in: txn)
+            try meta.put(Layout.metaFormatKey, withUnsafeBytes(of: Layout.initialFormatVersion.bigEndian) { Array($0) }, in: txn)
         }
         return (meta, events, ids, indexes)
     }
@@ -421,19 +423,53 @@ public struct StoreReader {
     /// The event stored as `seq`.
     public func event(seq: UInt64) throws -> StoredEvent? {
         guard let value = try store.events.get(Layout.bigEndian(seq), in: txn) else { return nil }
-        return try StoreReader.storedEvent(seq: seq, value: value)
+        return try storedEvent(seq: seq, value: value)
     }
 
-    static func storedEvent(seq: UInt64, value: UnsafeRawBufferPointer) throws -> StoredEvent {
-        guard value.count > Layout.eventHeaderSize, let type = EventType(rawValue: value[0]) else {
+    func storedEvent(seq: UInt64, value: UnsafeRawBufferPointer) throws -> StoredEvent {
+        guard value.count > Layout.eventHeaderSize, let kind = Layout.recordKind(value[0]) else {
             throw StoreError.damaged(seq: seq, detail: "its header is malformed")
         }
         return StoredEvent(
-            seq: seq, type: type,
+            seq: seq, type: kind.type,
             recordedAt: Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 1))),
             at: Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9))),
             hash: Array(value[Layout.hashRange]),
-            raw: Array(value[Layout.eventHeaderSize...]))
+            raw: kind.compressed ? try json(seq: seq, value: value) : Array(value[Layout.eventHeaderSize...]))
+    }
+
+    /// The JSON of a stored record: its body, decompressed when it is compressed.
+    func json(seq: UInt64, value: UnsafeRawBufferPointer) throws -> [UInt8] {
+        guard value.count > Layout.eventHeaderSize, let kind = Layout.recordKind(value[0]) else {
+            throw StoreError.damaged(seq: seq, detail: "its header is malformed")
+        }
+        guard kind.compressed else { return Array(value[Layout.eventHeaderSize...]) }
+        let id = value[Layout.eventHeaderSize]
+        guard let dictionary = try dictionary(id) else {
+            throw StoreError.damaged(seq: seq, detail: "it is compressed with dictionary \(id), which the store lacks")
+        }
+        guard let raw = store.dictionaries.decompress(UnsafeRawBufferPointer(rebasing: value[(Layout.eventHeaderSize + 1)...]), with: dictionary)
+        else { throw StoreError.damaged(seq: seq, detail: "its compressed record does not decompress") }
+        return raw
+    }
+
+    /// Compression dictionary `id`, or nil when the store lacks it.
+    func dictionary(_ id: UInt8) throws -> RecordDictionary? {
+        try store.dictionaries.dictionary(id, meta: store.meta, txn: txn)
+    }
+
+    /// The newest compression dictionary, which new records are compressed with.
+    public func latestDictionary() throws -> RecordDictionary? {
+        let prefix = Layout.dictionaryKeyPrefix
+        var newest: UInt8?
+        try txn.withCursor(store.meta) { cursor in
+            var entry = try prefix.withUnsafeBytes { try cursor.seek($0) }
+            while let (key, _) = entry, key.count > prefix.count, key.starts(with: prefix) {
+                if let n = UInt8(String(decoding: key[prefix.count...], as: UTF8.self)), n > 0, n > newest ?? 0 { newest = n }
+                entry = try cursor.next()
+            }
+        }
+        return try newest.flatMap { try dictionary($0) }
     }
 
     /// The seq of the event with id `id` (notification ids compare case-insensitively).
@@ -521,7 +557,7 @@ public struct StoreReader {
             var entry = try Layout.bigEndian(seq).withUnsafeBytes { try cursor.seek($0) }
             while let (key, value) = entry {
                 let s = Layout.readBigEndian(key)
-                if try !body(try StoreReader.storedEvent(seq: s, value: value)) { return }
+                if try !body(try storedEvent(seq: s, value: value)) { return }
                 entry = try cursor.next()
             }
         }

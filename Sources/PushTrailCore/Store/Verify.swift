@@ -11,7 +11,7 @@ public struct VerifyReport: Sendable, Equatable {
     public var firstBadSeq: UInt64?
     /// What is wrong, in one line.
     public var problem: String?
-    /// Bytes of event values hashed.
+    /// Bytes of event JSON checked (as ingested: compressed records count decompressed).
     public var bytes: Int
 }
 
@@ -61,6 +61,9 @@ struct Verifier {
         var mine = ChunkDecoder.Result()
         var decoder = EventDecoder(full: false)
         var scanner = IndexFieldScanner()
+        let decompressor = RecordDecompressor()
+        // The compression dictionaries by number, read as records name them.
+        var dictionaries = [RecordDictionary?](repeating: nil, count: 256)
         var chunk = ChunkDecoder.Chunk()
         chunk.items.reserveCapacity(ChunkDecoder.chunkSize)
         let queue = ChunkQueue(capacity: 4)
@@ -75,7 +78,7 @@ struct Verifier {
         func dispatch() {
             guard !chunk.items.isEmpty else { return }
             if !queue.tryPush(chunk) {
-                ChunkDecoder.decode(chunk, into: &mine, decoder: &decoder, scanner: &scanner)
+                ChunkDecoder.decode(chunk, into: &mine, decoder: &decoder, scanner: &scanner, decompressor: decompressor)
             }
             chunk = ChunkDecoder.Chunk()
             chunk.items.reserveCapacity(ChunkDecoder.chunkSize)
@@ -95,26 +98,41 @@ struct Verifier {
                         broken = (want, seq > want ? "event seq \(want) is missing (next stored is \(seq))" : "event seq \(seq) is out of order")
                         return
                     }
-                    guard value.count > Layout.eventHeaderSize, let type = EventType(rawValue: value[0]) else {
+                    guard value.count > Layout.eventHeaderSize, let (type, compressed) = Layout.recordKind(value[0]),
+                        !compressed || value.count > Layout.eventHeaderSize + 1
+                    else {
                         broken = (seq, "event seq \(seq) has a malformed header")
                         return
                     }
+                    var dictionary: RecordDictionary?
+                    if compressed {
+                        let number = Int(value[Layout.eventHeaderSize])
+                        if dictionaries[number] == nil { dictionaries[number] = try reader.dictionary(UInt8(number)) }
+                        guard let d = dictionaries[number] else {
+                            broken = (seq, "event seq \(seq) is compressed with dictionary \(number), which the store lacks")
+                            return
+                        }
+                        dictionary = d
+                    }
                     // The hash into the other half of `hashes`, which becomes `previous`.
                     let hash = hashes.baseAddress! + (current ^ 32)
-                    Layout.chainHash(
-                        previous: UnsafeRawBufferPointer(rebasing: hashes[current..<(current + 32)]), seq: key, value: value,
-                        context: hasher, into: hash)
+                    (dictionary?.digest ?? []).withUnsafeBytes { digest in
+                        Layout.chainHash(
+                            previous: UnsafeRawBufferPointer(rebasing: hashes[current..<(current + 32)]), seq: key, value: value,
+                            dictionaryDigest: digest, context: hasher, into: hash)
+                    }
                     if !JSONText.memcmpEqual(hash, value.baseAddress! + Layout.hashRange.lowerBound, 32) {
                         broken = (seq, "event seq \(seq) does not match its chain hash (changed, removed or reordered)")
                         return
                     }
                     let at = Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9)))
                     chunk.items.append(ChunkDecoder.Item(
-                        seq: seq, type: type, at: at, raw: UnsafeRawBufferPointer(rebasing: value[Layout.eventHeaderSize...])))
+                        seq: seq, type: type, at: at,
+                        raw: UnsafeRawBufferPointer(rebasing: value[(Layout.eventHeaderSize + (compressed ? 1 : 0))...]),
+                        dictionary: dictionary))
                     if chunk.items.count == ChunkDecoder.chunkSize { dispatch() }
                     current ^= 32
                     report.events = seq
-                    report.bytes += value.count
                     if seq % 65536 == 0 { progress?(seq) }
                     entry = try cursor.next()
                 }
@@ -127,7 +145,7 @@ struct Verifier {
         dispatch()
         queue.close()
         while let queued = queue.tryPop() {
-            ChunkDecoder.decode(queued, into: &mine, decoder: &decoder, scanner: &scanner)
+            ChunkDecoder.decode(queued, into: &mine, decoder: &decoder, scanner: &scanner, decompressor: decompressor)
         }
         thread.join()
         let previous = Array(hashes[current..<(current + 32)])
@@ -137,6 +155,7 @@ struct Verifier {
         expected.merge(worker.result.digest)
         var counts = [UInt64](repeating: 0, count: EventType.allCases.count)
         for (i, n) in mine.counts.enumerated() { counts[i] = n + worker.result.counts[i] }
+        report.bytes = mine.jsonBytes + worker.result.jsonBytes
         let failures = [broken, mine.failure, worker.result.failure].compactMap { $0 }
         if let first = failures.min(by: { $0.0 < $1.0 }) { broken = first }
         // As `Layout.indexEntries` files a 410 delivery: under its notification's device,
@@ -305,8 +324,10 @@ final class ChunkDecoder: @unchecked Sendable {
         var seq: UInt64
         var type: EventType
         var at: Timestamp
-        /// The event's JSON, in the map of the verifying read transaction.
+        /// The record's body, in the map of the verifying read transaction: the event's
+        /// JSON, or its zstd frame when `dictionary` is set.
         var raw: UnsafeRawBufferPointer
+        var dictionary: RecordDictionary?
     }
 
     struct Chunk: @unchecked Sendable {
@@ -316,6 +337,8 @@ final class ChunkDecoder: @unchecked Sendable {
     struct Result {
         var digest = IndexDigest()
         var counts = [UInt64](repeating: 0, count: EventType.allCases.count)
+        /// Bytes of the events' JSON.
+        var jsonBytes = 0
         /// The first event in this half that no longer decodes or disagrees with its
         /// header.
         var failure: (UInt64, String)?
@@ -330,13 +353,27 @@ final class ChunkDecoder: @unchecked Sendable {
     func drain(_ queue: ChunkQueue) {
         var decoder = EventDecoder(full: false)
         var scanner = IndexFieldScanner()
-        while let chunk = queue.pop() { ChunkDecoder.decode(chunk, into: &result, decoder: &decoder, scanner: &scanner) }
+        let decompressor = RecordDecompressor()
+        while let chunk = queue.pop() {
+            ChunkDecoder.decode(chunk, into: &result, decoder: &decoder, scanner: &scanner, decompressor: decompressor)
+        }
     }
 
-    static func decode(_ chunk: Chunk, into result: inout Result, decoder: inout EventDecoder, scanner: inout IndexFieldScanner) {
-        for item in chunk.items {
+    static func decode(
+        _ chunk: Chunk, into result: inout Result, decoder: inout EventDecoder, scanner: inout IndexFieldScanner,
+        decompressor: RecordDecompressor
+    ) {
+        for var item in chunk.items {
             // Past a failure only earlier events matter: they make the answer.
             if let failure = result.failure, item.seq > failure.0 { return }
+            if let dictionary = item.dictionary {
+                guard let json = decompressor.decompress(item.raw, with: dictionary) else {
+                    result.failure = (item.seq, "event seq \(item.seq) no longer decompresses")
+                    return
+                }
+                item.raw = json
+            }
+            result.jsonBytes += item.raw.count
             // The fields that decide the entries, read straight from the JSON ingest
             // validated; anything unexpected goes through the full decoder below.
             if scanner.scan(item.raw), scanner.type == item.type, scanner.at == item.at {

@@ -338,9 +338,25 @@ enum Line {
     }
 
     /// `count` distinct deliveries `prefix-0`, `prefix-1`, …, each about `padding` bytes longer.
+    /// `count` deliveries; with `padding`, each carries that many characters of
+    /// pseudo-random hex, which compresses no better than a device token's (about 2×):
+    /// padded events take room in the store whatever its compression.
     static func deliveries(_ prefix: String, count: Int, padding: Int = 0, user: String = "u_test") -> [String] {
-        let pad = padding > 0 ? ",\"pad\":\"" + String(repeating: "x", count: padding) + "\"" : ""
-        return (0..<count).map { delivery("\(prefix)-\($0)", user: user, notification: "n-\($0)", extra: pad) }
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let digits = Array("0123456789abcdef".utf8)
+        return (0..<count).map { i in
+            var pad = ""
+            if padding > 0 {
+                var hex = [UInt8]()
+                hex.reserveCapacity(padding)
+                while hex.count < padding {
+                    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                    hex.append(digits[Int(state >> 60)])
+                }
+                pad = ",\"pad\":\"" + String(decoding: hex, as: UTF8.self) + "\""
+            }
+            return delivery("\(prefix)-\(i)", user: user, notification: "n-\(i)", extra: pad)
+        }
     }
 }
 

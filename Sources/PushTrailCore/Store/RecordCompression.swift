@@ -1,0 +1,157 @@
+import CZstd
+import LMDBKit
+
+/// A zstd dictionary trained on a store's own events. Records are compressed one by
+/// one with it (a 500-byte event shrinks about 4×: its keys, categories and wording
+/// are in the dictionary), so a record stays one LMDB value that a query reads alone.
+/// It is stored in `meta` as `dictionary.N` and never changes once written; its
+/// SHA-256 is part of the chain hash of every record compressed with it, so changing
+/// it breaks the chain like changing a record (docs/STORE.md).
+public final class RecordDictionary: @unchecked Sendable {
+    public let bytes: [UInt8]
+    /// SHA-256 of `bytes`.
+    public let digest: [UInt8]
+    /// Its number in the store it was read from; nil for one trained by this process
+    /// and not stored yet (the writer stores it with the first record that uses it).
+    let storedID: UInt8?
+    private let ddict: OpaquePointer
+
+    init?(bytes: [UInt8], storedID: UInt8?) {
+        guard !bytes.isEmpty,
+            let ddict = bytes.withUnsafeBytes({ ZSTD_createDDict($0.baseAddress, $0.count) })
+        else { return nil }
+        self.bytes = bytes
+        self.storedID = storedID
+        self.ddict = ddict
+        digest = bytes.withUnsafeBytes { SHA256.digest($0) }
+    }
+
+    deinit { ZSTD_freeDDict(ddict) }
+
+    /// Trains a dictionary of up to `capacity` bytes on `samples` (whole event lines),
+    /// or nil when zstd finds too little to learn from. Deterministic for the same
+    /// samples.
+    static func train(_ samples: [[UInt8]], capacity: Int = 32 << 10) -> RecordDictionary? {
+        var joined: [UInt8] = []
+        joined.reserveCapacity(samples.reduce(0) { $0 + $1.count })
+        for s in samples { joined += s }
+        let sizes = samples.map { Int($0.count) }
+        var dict = [UInt8](repeating: 0, count: capacity)
+        var params = ZDICT_fastCover_params_t()
+        params.k = 1024
+        params.d = 8
+        params.f = 20
+        params.accel = 1
+        params.zParams.compressionLevel = RecordCompressor.level
+        let n = dict.withUnsafeMutableBytes { d in
+            joined.withUnsafeBytes { j in
+                sizes.withUnsafeBufferPointer { s in
+                    ZDICT_trainFromBuffer_fastCover(d.baseAddress, d.count, j.baseAddress, s.baseAddress, UInt32(s.count), params)
+                }
+            }
+        }
+        guard ZDICT_isError(n) == 0, n > 0 else { return nil }
+        return RecordDictionary(bytes: Array(dict[0..<n]), storedID: nil)
+    }
+
+    /// Decompresses `frame` into `out` (its capacity bounds the result); the length,
+    /// or nil when the frame is damaged, too large or not made with this dictionary.
+    func decompress(_ frame: UnsafeRawBufferPointer, context: OpaquePointer, into out: UnsafeMutableRawBufferPointer) -> Int? {
+        let n = ZSTD_decompress_usingDDict(context, out.baseAddress, out.count, frame.baseAddress, frame.count, ddict)
+        return ZSTD_isError(n) != 0 ? nil : n
+    }
+}
+
+/// Compresses records with one dictionary; one per thread.
+final class RecordCompressor {
+    /// zstd's level 1: its ratio on events is within 2% of level 3, and it is the
+    /// fastest (ingest compresses on the parsing thread).
+    static let level: Int32 = 1
+
+    let dictionary: RecordDictionary
+    private let context: OpaquePointer
+    private let cdict: OpaquePointer
+    private var buffer: [UInt8]
+
+    init?(dictionary: RecordDictionary) {
+        guard let context = ZSTD_createCCtx() else { return nil }
+        guard let cdict = dictionary.bytes.withUnsafeBytes({ ZSTD_createCDict($0.baseAddress, $0.count, RecordCompressor.level) })
+        else {
+            ZSTD_freeCCtx(context)
+            return nil
+        }
+        self.dictionary = dictionary
+        self.context = context
+        self.cdict = cdict
+        // Plain frames (`zstd -d -D DICT` reads them) without the dictionary's id or a
+        // checksum: the store says which dictionary, and the chain hash covers the bytes.
+        ZSTD_CCtx_setParameter(context, ZSTD_c_dictIDFlag, 0)
+        ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 0)
+        ZSTD_CCtx_refCDict(context, cdict)
+        buffer = [UInt8](repeating: 0, count: ZSTD_compressBound(EventDecoder.maxLineBytes + 1))
+    }
+
+    deinit {
+        ZSTD_freeCCtx(context)
+        ZSTD_freeCDict(cdict)
+    }
+
+    /// The frame for `raw`, or nil when it would not save at least one byte beyond the
+    /// dictionary number it costs.
+    func compress(_ raw: [UInt8]) -> [UInt8]? {
+        guard raw.count > 16, ZSTD_compressBound(raw.count) <= buffer.count else { return nil }
+        let n = buffer.withUnsafeMutableBytes { out in
+            raw.withUnsafeBytes { ZSTD_compress2(context, out.baseAddress, out.count, $0.baseAddress, $0.count) }
+        }
+        guard ZSTD_isError(n) == 0, n + 1 < raw.count else { return nil }
+        return Array(buffer[0..<n])
+    }
+}
+
+/// Decompresses records; one per thread, or shared under `Store`'s lock.
+final class RecordDecompressor {
+    private let context: OpaquePointer
+    /// Room for the largest event ingest accepts.
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: EventDecoder.maxLineBytes + 1, alignment: 16)
+
+    init() {
+        // Only allocation failure makes this nil; nothing sensible is left to do then.
+        context = ZSTD_createDCtx()!
+    }
+
+    deinit {
+        ZSTD_freeDCtx(context)
+        buffer.deallocate()
+    }
+
+    /// The JSON of a compressed record's body (`frame`), valid until the next call; nil
+    /// when it does not decompress with `dictionary`.
+    func decompress(_ frame: UnsafeRawBufferPointer, with dictionary: RecordDictionary) -> UnsafeRawBufferPointer? {
+        guard let n = dictionary.decompress(frame, context: context, into: buffer) else { return nil }
+        return UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+    }
+}
+
+/// The dictionaries a store's records were compressed with, read from `meta` as they
+/// are first needed and kept (they never change once written), and a decompressor
+/// shared by the store's readers.
+final class DictionaryCache: @unchecked Sendable {
+    private let monitor = Monitor()
+    private var loaded: [RecordDictionary?] = Array(repeating: nil, count: 256)
+    private let decompressor = RecordDecompressor()
+
+    /// Dictionary `id` as stored in this snapshot's `meta`, or nil when it is missing.
+    func dictionary(_ id: UInt8, meta: Database, txn: Transaction) throws -> RecordDictionary? {
+        if let d = monitor.locked({ loaded[Int(id)] }) { return d }
+        guard let value = try meta.get(Layout.dictionaryKey(id), in: txn),
+            let d = RecordDictionary(bytes: Array(value), storedID: id)
+        else { return nil }
+        monitor.locked { loaded[Int(id)] = d }
+        return d
+    }
+
+    /// The JSON of a compressed record's body, or nil when it does not decompress.
+    func decompress(_ frame: UnsafeRawBufferPointer, with dictionary: RecordDictionary) -> [UInt8]? {
+        monitor.locked { decompressor.decompress(frame, with: dictionary).map { Array($0) } }
+    }
+}
