@@ -52,7 +52,7 @@ out=.build/fuzz
 mkdir -p "$out/modules" "$out/obj"
 # -O: the speed that makes a minute worth fuzzing; -g: readable stacks in crash reports.
 flags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6
-    -I "$out/modules" -I Sources/CLMDB -I Sources/CCrypto)
+    -I "$out/modules" -I Sources/CLMDB -I Sources/CCrypto -I Sources/CZstd)
 
 # stale OUTPUT INPUT… : whether OUTPUT is missing or older than an input or this script.
 stale() {
@@ -85,7 +85,7 @@ for t in "${targets[@]}"; do
         say "fuzz: linking $t…"
         # lld: gold warns about every local ASan symbol it cannot export.
         swiftc "${flags[@]}" -use-ld=lld -module-name "$t" "Fuzz/$t.swift" "$out/obj/PushTrailCore.o" "$out/obj/LMDBKit.o" \
-            -llmdb -lcrypto -o "$out/$t"
+            -llmdb -lcrypto -lzstd -o "$out/$t"
         touch "$out/$t"
     fi
 done
