@@ -80,6 +80,9 @@ struct CompressionTests {
         let (v, json) = try Self.verify(store)
         #expect(v.status == 0 && json["ok"]?.bool == true, "\(v)")
         #expect(json["events"]?.int == 3000)
+        let stats = try CLI.stats(store)
+        #expect(stats["format"]?.int == 2 && stats["dictionaries"]?.int == 1, "\(stats)")
+        #expect(CLI.run(store: store, ["stats"]).stdout.contains("format    2: records compressed (1 dictionary)"))
         // show gives the event as ingested.
         let show = try #require(try CLI.show(store, "@1"))
         #expect(show["event"]?.description == (try JSON.parse(Array(lines[0].utf8))).description)

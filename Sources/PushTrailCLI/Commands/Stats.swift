@@ -4,7 +4,7 @@ import PushTrailCore
 enum StatsCommand: Command {
     static let spec = CommandSpec(
         name: "stats",
-        summary: "Count events by type, tasks, threads and users; the time span and the store's size.",
+        summary: "Count events by type, tasks, threads and users; the time span, the store's size and format.",
         usage: ["stats [--json]"],
         options: [.flag("json", "print the counts as JSON")])
 
@@ -20,6 +20,7 @@ enum StatsCommand: Command {
                     ("tasks", .int(stats.tasks)), ("threads", .int(stats.threads)), ("users", .int(stats.users)),
                     ("first_at", .string(stats.firstAt?.description)), ("last_at", .string(stats.lastAt?.description)),
                     ("store_bytes", .int(bytes)),
+                    ("format", .int(Int64(stats.format))), ("dictionaries", .int(stats.dictionaries)),
                 ]).serialized())
             return ExitStatus.success
         }
@@ -33,6 +34,9 @@ enum StatsCommand: Command {
             ("first at", stats.firstAt?.description ?? "-"),
             ("last at", stats.lastAt?.description ?? "-"),
             ("store", "\(IngestCommand.megabytes(bytes)) in \(store.path)"),
+            ("format", stats.dictionaries == 0
+                ? "\(stats.format): records stored whole"
+                : "\(stats.format): records compressed (\(stats.dictionaries == 1 ? "1 dictionary" : "\(stats.dictionaries) dictionaries"))"),
             ("head", "seq \(stats.head.seq) \(stats.head.hex)"),
         ]
         for (k, v) in rows { context.stdout.line(style.bold(k.padding(9)) + " " + v) }

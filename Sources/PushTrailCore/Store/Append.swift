@@ -128,19 +128,11 @@ public final class StoreWriter {
         if let (d, n) = dictionaryInUse, d === dictionary { return n }
         var n = dictionary.storedID
         if n == nil {
-            // Another writer may have stored the same one (or any): reuse an equal one.
-            var highest: UInt8 = 0
-            let prefix = Layout.dictionaryKeyPrefix
-            try txn.withCursor(store.meta) { cursor in
-                var entry = try prefix.withUnsafeBytes { try cursor.seek($0) }
-                while let (key, value) = entry, key.count > prefix.count, key.starts(with: prefix) {
-                    if let k = UInt8(String(decoding: key[prefix.count...], as: UTF8.self)) {
-                        highest = max(highest, k)
-                        if value.elementsEqual(dictionary.bytes) { n = k }
-                    }
-                    entry = try cursor.next()
-                }
-            }
+            // Another writer may have stored the same one since: use it.
+            let reader = StoreReader(store: store, txn: txn)
+            let numbers = try reader.dictionaryNumbers()
+            n = try numbers.first { try reader.dictionary($0)?.bytes == dictionary.bytes }
+            let highest = numbers.last ?? 0
             if n == nil && highest < 255 {
                 n = highest + 1
                 try store.meta.put(Layout.dictionaryKey(highest + 1), dictionary.bytes, in: txn)

@@ -8,6 +8,9 @@ public struct StoreStatistics: Sendable, Equatable {
     public var firstAt: Timestamp?
     public var lastAt: Timestamp?
     public var head: ChainHead
+    /// The store's format (docs/STORE.md) and how many compression dictionaries it holds.
+    public var format: UInt32
+    public var dictionaries: Int
 }
 
 extension StoreReader {
@@ -20,6 +23,7 @@ extension StoreReader {
         try forEachPosition(reverse: true) { last = $0.at; return false }
         return StoreStatistics(
             events: head.seq, byType: try counts(), tasks: try keyCount(.tasks), threads: try keyCount(.threads),
-            users: try keyCount(.users), firstAt: first, lastAt: last, head: head)
+            users: try keyCount(.users), firstAt: first, lastAt: last, head: head, format: try format(),
+            dictionaries: try dictionaryNumbers().count)
     }
 }

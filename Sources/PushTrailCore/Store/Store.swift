@@ -460,16 +460,27 @@ public struct StoreReader {
 
     /// The newest compression dictionary, which new records are compressed with.
     public func latestDictionary() throws -> RecordDictionary? {
+        try dictionaryNumbers().last.flatMap { try dictionary($0) }
+    }
+
+    /// The numbers of the stored compression dictionaries, in ascending order.
+    public func dictionaryNumbers() throws -> [UInt8] {
         let prefix = Layout.dictionaryKeyPrefix
-        var newest: UInt8?
+        var numbers: [UInt8] = []
         try txn.withCursor(store.meta) { cursor in
             var entry = try prefix.withUnsafeBytes { try cursor.seek($0) }
             while let (key, _) = entry, key.count > prefix.count, key.starts(with: prefix) {
-                if let n = UInt8(String(decoding: key[prefix.count...], as: UTF8.self)), n > 0, n > newest ?? 0 { newest = n }
+                if let n = UInt8(String(decoding: key[prefix.count...], as: UTF8.self)), n > 0 { numbers.append(n) }
                 entry = try cursor.next()
             }
         }
-        return try newest.flatMap { try dictionary($0) }
+        return numbers.sorted()
+    }
+
+    /// The store's format (`meta/format`).
+    public func format() throws -> UInt32 {
+        guard let raw = try store.meta.get(Layout.metaFormatKey, in: txn), raw.count == 4 else { return 0 }
+        return UInt32(bigEndian: raw.loadUnaligned(as: UInt32.self))
     }
 
     /// The seq of the event with id `id` (notification ids compare case-insensitively).
