@@ -104,7 +104,8 @@ struct Verifier {
                         broken = (seq, "event seq \(seq) has a malformed header")
                         return
                     }
-                    var dictionary: RecordDictionary?
+                    // Unretained: `dictionaries` keeps them until the worker is joined.
+                    var dictionary: Unmanaged<RecordDictionary>?
                     if compressed {
                         let number = Int(value[Layout.eventHeaderSize])
                         if dictionaries[number] == nil { dictionaries[number] = try reader.dictionary(UInt8(number)) }
@@ -112,14 +113,20 @@ struct Verifier {
                             broken = (seq, "event seq \(seq) is compressed with dictionary \(number), which the store lacks")
                             return
                         }
-                        dictionary = d
+                        dictionary = Unmanaged.passUnretained(d)
                     }
                     // The hash into the other half of `hashes`, which becomes `previous`.
                     let hash = hashes.baseAddress! + (current ^ 32)
-                    (dictionary?.digest ?? []).withUnsafeBytes { digest in
-                        Layout.chainHash(
-                            previous: UnsafeRawBufferPointer(rebasing: hashes[current..<(current + 32)]), seq: key, value: value,
-                            dictionaryDigest: digest, context: hasher, into: hash)
+                    let previous = UnsafeRawBufferPointer(rebasing: hashes[current..<(current + 32)])
+                    if let dictionary {
+                        dictionary._withUnsafeGuaranteedRef { d in
+                            d.digest.withUnsafeBytes { digest in
+                                Layout.chainHash(
+                                    previous: previous, seq: key, value: value, dictionaryDigest: digest, context: hasher, into: hash)
+                            }
+                        }
+                    } else {
+                        Layout.chainHash(previous: previous, seq: key, value: value, context: hasher, into: hash)
                     }
                     if !JSONText.memcmpEqual(hash, value.baseAddress! + Layout.hashRange.lowerBound, 32) {
                         broken = (seq, "event seq \(seq) does not match its chain hash (changed, removed or reordered)")
@@ -327,7 +334,8 @@ final class ChunkDecoder: @unchecked Sendable {
         /// The record's body, in the map of the verifying read transaction: the event's
         /// JSON, or its zstd frame when `dictionary` is set.
         var raw: UnsafeRawBufferPointer
-        var dictionary: RecordDictionary?
+        /// Unretained (no reference counting per event): the verifier holds it.
+        var dictionary: Unmanaged<RecordDictionary>?
     }
 
     struct Chunk: @unchecked Sendable {
@@ -367,7 +375,7 @@ final class ChunkDecoder: @unchecked Sendable {
             // Past a failure only earlier events matter: they make the answer.
             if let failure = result.failure, item.seq > failure.0 { return }
             if let dictionary = item.dictionary {
-                guard let json = decompressor.decompress(item.raw, with: dictionary) else {
+                guard let json = dictionary._withUnsafeGuaranteedRef({ decompressor.decompress(item.raw, with: $0) }) else {
                     result.failure = (item.seq, "event seq \(item.seq) no longer decompresses")
                     return
                 }
