@@ -142,7 +142,11 @@ public final class Ingest {
         let fds = try sources.map { try $0.open() }
         let queue = BoundedQueue<Batch>(capacity: 1)
         let dictionary = options.compress ? try store.latestDictionary() : nil
-        let producer = Producer(sources: Array(zip(sources, fds)), options: options, dictionary: dictionary, queue: queue)
+        // Appended events go back to the parsing thread to be freed there: freeing
+        // another thread's allocations costs glibc more, and this thread is the slower.
+        let spent = BoundedQueue<[PendingEvent]>(capacity: Int.max)
+        let producer = Producer(
+            sources: Array(zip(sources, fds)), options: options, dictionary: dictionary, queue: queue, spent: spent)
         let thread = WorkerThread { producer.run() }
         thread.start()
         defer {
@@ -154,8 +158,9 @@ public final class Ingest {
         var summary = IngestSummary()
         var next = queue.pop()
         var inputEnded = next == nil
-        while let first = next {
-            next = nil
+        while next != nil {
+            var batch = next!
+            next = nil  // `batch` holds the only reference: its events can be handed back
             let scale = options.scaleWithStore ? max(1, Double(store.fileBytes) / Double(4 * options.batchBytes)) : 1
             let maxEvents = Int(Double(options.batchEvents) * scale)
             let maxBytes = Int(Double(options.batchBytes) * scale)
@@ -164,7 +169,6 @@ public final class Ingest {
             var done = Committed()
             var failure: StoreError?
             try store.write(recordedAt: clock, retryingWhenFull: false) { writer in
-                var batch = first
                 while true {
                     if let error = batch.error {
                         failure = error  // commit what came before, then report it
@@ -172,6 +176,8 @@ public final class Ingest {
                     }
                     let outcomes = try batch.events.isEmpty ? [] : writer.append(batch.events, dictionary: batch.dictionary)
                     done.add(batch, outcomes)
+                    _ = spent.push(batch.events)
+                    batch.events = []
                     // Progress as the transaction fills (it can take seconds).
                     var soFar = summary
                     soFar.read += done.lines
@@ -414,6 +420,8 @@ final class Producer: @unchecked Sendable {
     let sources: [(InputSource, Int32)]
     let options: IngestOptions
     let queue: BoundedQueue<Batch>
+    /// Events the writer has appended, to be freed on this thread.
+    let spent: BoundedQueue<[PendingEvent]>
     /// Compresses the events' records (on this thread, beside the parsing); nil while
     /// there is no dictionary.
     private var compressor: RecordCompressor?
@@ -421,10 +429,14 @@ final class Producer: @unchecked Sendable {
     private var samples: [[UInt8]]? = nil
     private var sampleBytes = 0
 
-    init(sources: [(InputSource, Int32)], options: IngestOptions, dictionary: RecordDictionary?, queue: BoundedQueue<Batch>) {
+    init(
+        sources: [(InputSource, Int32)], options: IngestOptions, dictionary: RecordDictionary?, queue: BoundedQueue<Batch>,
+        spent: BoundedQueue<[PendingEvent]>
+    ) {
         self.sources = sources
         self.options = options
         self.queue = queue
+        self.spent = spent
         compressor = dictionary.flatMap { RecordCompressor(dictionary: $0) }
         if options.compress && dictionary == nil { samples = [] }
     }
@@ -463,6 +475,7 @@ final class Producer: @unchecked Sendable {
             batch.rawBytes = bytes
             compress(&batch)
             if !queue.push(batch) { cancelled = true }
+            while case .item = spent.tryPop() {}
             batch = Batch()
             bytes = 0
         }
