@@ -88,6 +88,41 @@ struct CompressionTests {
         #expect(show["event"]?.description == (try JSON.parse(Array(lines[0].utf8))).description)
     }
 
+    @Test("duplicates and conflicts are told apart against compressed records; --strict compresses with the store's dictionary")
+    func duplicatesConflictsAndStrict() throws {
+        let dir = try TempDir()
+        let lines = TamperKit.lines(count: 1500, seed: 47)
+        let input = try dir.write("in.ndjson", lines: lines)
+        let store = dir.file("store")
+        #expect(CLI.run(store: store, ["ingest", input]).status == 0)
+        #expect(try TamperKit.values(store).filter(Self.isCompressed).count > 1400)
+
+        // The same lines again: every one a duplicate of its compressed record.
+        let again = CLI.run(store: store, ["ingest", "--json", input])
+        #expect(again.status == 0, "\(again)")
+        #expect(try again.json()["duplicates"]?.int == 1500)
+        #expect(try again.json()["appended"]?.int == 0)
+
+        // The same id with other content: a conflict (exit 65, SPEC §5).
+        let changed = lines[1200].replacingOccurrences(of: "\"user\":\"u", with: "\"user\":\"x")
+        #expect(changed != lines[1200])
+        let conflict = CLI.run(store: store, ["ingest", "--json", try dir.write("c.ndjson", lines: [changed])])
+        #expect(conflict.status == 65, "\(conflict)")
+        #expect(try conflict.json()["conflicts"]?.int == 1)
+
+        // --strict appends through the same dictionary (it trains none of its own).
+        let more = TamperKit.lines(count: 40, seed: 48)
+        let strict = CLI.run(store: store, ["ingest", "--strict", try dir.write("s.ndjson", lines: more)])
+        #expect(strict.status == 0, "\(strict)")
+        let values = try TamperKit.values(store)
+        #expect(values.count == 1540)
+        #expect(values.suffix(40).filter(Self.isCompressed).count > 35)
+        #expect(values.suffix(40).filter(Self.isCompressed).allSatisfy { $0[49] == 1 })
+        #expect(try Self.meta(store).keys.filter { $0.hasPrefix("dictionary.") }.count == 1)
+        try Self.expectSameEvents(store, lines + more)
+        #expect(try Self.verify(store).0.status == 0)
+    }
+
     @Test("a record decompresses with the zstd tool and the dictionary from meta, as docs/STORE.md says")
     func zstdToolReadsARecord() throws {
         let dir = try TempDir()
