@@ -141,12 +141,13 @@ final class DictionaryCache: @unchecked Sendable {
     private let decompressor = RecordDecompressor()
 
     /// Dictionary `id` as stored in this snapshot's `meta`, or nil when it is missing.
+    /// Only a committed one is kept: a write transaction may store one and then abort.
     func dictionary(_ id: UInt8, meta: Database, txn: Transaction) throws -> RecordDictionary? {
         if let d = monitor.locked({ loaded[Int(id)] }) { return d }
         guard let value = try meta.get(Layout.dictionaryKey(id), in: txn),
             let d = RecordDictionary(bytes: Array(value), storedID: id)
         else { return nil }
-        monitor.locked { loaded[Int(id)] = d }
+        if !txn.isWritable { monitor.locked { loaded[Int(id)] = d } }
         return d
     }
 

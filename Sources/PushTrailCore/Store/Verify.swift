@@ -147,6 +147,7 @@ struct Verifier {
         } catch {
             queue.close()
             thread.join()
+            withExtendedLifetime(dictionaries) {}
             throw error
         }
         dispatch()
@@ -155,6 +156,7 @@ struct Verifier {
             ChunkDecoder.decode(queued, into: &mine, decoder: &decoder, scanner: &scanner, decompressor: decompressor)
         }
         thread.join()
+        withExtendedLifetime(dictionaries) {}  // the queued items held them unretained
         let previous = Array(hashes[current..<(current + 32)])
 
         // Both halves, and the 410 deliveries whose device needs a lookup here.
