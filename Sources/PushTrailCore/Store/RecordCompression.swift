@@ -1,6 +1,12 @@
 import CZstd
 import LMDBKit
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A zstd dictionary trained on a store's own events. Records are compressed one by
 /// one with it (a 500-byte event shrinks about 4×: its keys, categories and wording
 /// are in the dictionary), so a record stays one LMDB value that a query reads alone.
@@ -106,6 +112,11 @@ final class RecordCompressor {
         guard ZSTD_isError(n) == 0, n + 1 < raw.count else { return nil }
         return Array(buffer[0..<n])
     }
+
+    /// Gives each event its compressed form, where that is smaller.
+    func compress(_ events: inout [PendingEvent]) {
+        for i in events.indices { events[i].compressed = compress(events[i].raw) }
+    }
 }
 
 /// Decompresses records; one per thread, or shared under `Store`'s lock.
@@ -141,13 +152,17 @@ final class DictionaryCache: @unchecked Sendable {
     private let decompressor = RecordDecompressor()
 
     /// Dictionary `id` as stored in this snapshot's `meta`, or nil when it is missing.
-    /// Only a committed one is kept: a write transaction may store one and then abort.
+    /// The one kept is used only while its bytes are the snapshot's: a write
+    /// transaction may store a dictionary and then abort, and another take its number.
     func dictionary(_ id: UInt8, meta: Database, txn: Transaction) throws -> RecordDictionary? {
-        if let d = monitor.locked({ loaded[Int(id)] }) { return d }
-        guard let value = try meta.get(Layout.dictionaryKey(id), in: txn),
-            let d = RecordDictionary(bytes: Array(value), storedID: id)
-        else { return nil }
-        if !txn.isWritable { monitor.locked { loaded[Int(id)] = d } }
+        guard let value = try meta.get(Layout.dictionaryKey(id), in: txn) else { return nil }
+        if let d = monitor.locked({ loaded[Int(id)] }), d.bytes.count == value.count,
+            d.bytes.withUnsafeBytes({ memcmp($0.baseAddress!, value.baseAddress!, value.count) == 0 })
+        {
+            return d
+        }
+        guard let d = RecordDictionary(bytes: Array(value), storedID: id) else { return nil }
+        monitor.locked { loaded[Int(id)] = d }
         return d
     }
 
