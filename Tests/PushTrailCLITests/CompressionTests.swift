@@ -23,6 +23,11 @@ struct CompressionTests {
         }
     }
 
+    /// The names of the store's `dictionary.N` records.
+    static func dictionaryNames(_ store: String) throws -> [String] {
+        try meta(store).keys.filter { $0.hasPrefix("dictionary.") }.sorted()
+    }
+
     static func put(_ store: String, _ seq: UInt64, _ value: [UInt8]) throws {
         try Tampering.write(store, database: "events") { events, txn -> Void in try events.put(Tampering.seqKey(seq), value, in: txn) }
     }
@@ -65,7 +70,7 @@ struct CompressionTests {
         #expect(meta["format"] == [0, 0, 0, 2], "a store with compressed records is format 2")
         let dictionary = try #require(meta["dictionary.1"])
         #expect(dictionary.count > 1000 && dictionary.count <= 32 << 10)
-        #expect(meta.keys.filter { $0.hasPrefix("dictionary.") }.count == 1)
+        #expect(try Self.dictionaryNames(store).count == 1)
 
         let values = try TamperKit.values(store)
         #expect(values.count == 3000)
@@ -118,7 +123,7 @@ struct CompressionTests {
         #expect(values.count == 1540)
         #expect(values.suffix(40).filter(Self.isCompressed).count > 35)
         #expect(values.suffix(40).filter(Self.isCompressed).allSatisfy { $0[49] == 1 })
-        #expect(try Self.meta(store).keys.filter { $0.hasPrefix("dictionary.") }.count == 1)
+        #expect(try Self.dictionaryNames(store).count == 1)
         try Self.expectSameEvents(store, lines + more)
         #expect(try Self.verify(store).0.status == 0)
     }
@@ -135,16 +140,8 @@ struct CompressionTests {
         let dictPath = try dir.write("dict", bytes: dictionary)
         let framePath = try dir.write("frame.zst", bytes: Array(values[seq].dropFirst(50)))
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["zstd", "-q", "-d", "-c", "-D", dictPath, framePath]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let out = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "zstd exited \(process.terminationStatus) (is the zstd package installed?)")
-        #expect(String(decoding: out, as: UTF8.self) == lines[seq], "seq \(seq + 1) is input line \(seq + 1)")
+        let out = try Tool.output("zstd", ["-q", "-d", "-c", "-D", dictPath, framePath])
+        #expect(out == lines[seq], "seq \(seq + 1) is input line \(seq + 1)")
     }
 
     @Test("a store that never had 1,000 events in one ingest stays format 1; the next large ingest compresses what it brings")
@@ -155,7 +152,7 @@ struct CompressionTests {
         #expect(CLI.run(store: store, ["ingest", try dir.write("a.ndjson", lines: first)]).status == 0)
         var meta = try Self.meta(store)
         #expect(meta["format"] == [0, 0, 0, 1], "no compressed record: older pushtrails still read it")
-        #expect(!meta.keys.contains { $0.hasPrefix("dictionary.") })
+        #expect(try Self.dictionaryNames(store).isEmpty)
         #expect(try TamperKit.values(store).allSatisfy { !Self.isCompressed($0) })
         let headBefore = try CLI.head(store)
 
@@ -244,8 +241,8 @@ struct CompressionTests {
             let r = try run.wait()
             #expect(r.status == 0, "\(r)")
         }
-        let dictionaries = try Self.meta(store).keys.filter { $0.hasPrefix("dictionary.") }
-        #expect((1...2).contains(dictionaries.count), "\(dictionaries.sorted())")
+        let dictionaries = try Self.dictionaryNames(store)
+        #expect((1...2).contains(dictionaries.count), "\(dictionaries)")
         try Self.expectSameEvents(store, a + b)
         #expect(try Self.verify(store).0.status == 0)
     }

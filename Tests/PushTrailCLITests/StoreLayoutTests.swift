@@ -17,21 +17,6 @@ struct StoreLayoutTests {
         return names
     }
 
-    /// Runs an LMDB tool and returns its standard output.
-    static func tool(_ name: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [name] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(name) \(arguments) exited \(process.terminationStatus) (is lmdb-utils installed?)")
-        return String(decoding: data, as: UTF8.self)
-    }
-
     static func sampleStore() throws -> (TempDir, String) {
         let dir = try TempDir()
         let store = dir.file("store")
@@ -46,7 +31,7 @@ struct StoreLayoutTests {
         #expect(documented.count >= 8, "the table should be found: \(documented)")
         let (dir, store) = try Self.sampleStore()
         _ = dir
-        let stat = try Self.tool("mdb_stat", ["-a", store])
+        let stat = try Tool.output("mdb_stat", ["-a", store])
         let listed = Set(stat.split(separator: "\n").compactMap { line -> String? in
             guard line.hasPrefix("Status of "), line != "Status of Main DB" else { return nil }
             return String(line.dropFirst("Status of ".count))
@@ -58,7 +43,7 @@ struct StoreLayoutTests {
     func recordsMatchTheDocs() throws {
         let (dir, store) = try Self.sampleStore()
         _ = dir
-        let meta = try Self.tool("mdb_dump", ["-s", "meta", store])
+        let meta = try Tool.output("mdb_dump", ["-s", "meta", store])
         // Keys and values in hex, one per line after the header.
         let body = meta.components(separatedBy: "HEADER=END\n").last ?? ""
         let lines = body.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0 != "DATA=END" }
@@ -76,7 +61,7 @@ struct StoreLayoutTests {
         #expect(String(headRecord.dropFirst(16)) == head["hash"]?.string)
 
         // The event at seq 1: a 49-byte header, then the JSON exactly as ingested.
-        let events = try Self.tool("mdb_dump", ["-s", "events", store])
+        let events = try Tool.output("mdb_dump", ["-s", "events", store])
         let eventLines = (events.components(separatedBy: "HEADER=END\n").last ?? "").split(separator: "\n")
             .map { $0.trimmingCharacters(in: .whitespaces) }
         #expect(eventLines[0] == "0000000000000001")

@@ -314,9 +314,7 @@ public final class Ingest {
                     let reader = LineReader(fd: fd)
                     var batch: [PendingEvent] = []
                     func flush() throws {
-                        if let compressor {
-                            for i in batch.indices { batch[i].compressed = compressor.compress(batch[i].raw) }
-                        }
+                        compressor?.compress(&batch)
                         let outcomes = try writer.append(batch, dictionary: compressor?.dictionary)
                         try batch.withUnsafeBufferPointer { events in
                             for i in outcomes.indices {
@@ -457,7 +455,7 @@ final class Producer: @unchecked Sendable {
         }
         guard let compressor else { return }
         batch.dictionary = compressor.dictionary
-        for i in batch.events.indices { batch.events[i].compressed = compressor.compress(batch.events[i].raw) }
+        compressor.compress(&batch.events)
     }
 
     func run() {

@@ -304,14 +304,7 @@ public struct JSONTape: Sendable {
             guard i + 4 <= bytes.count else { throw fail("unterminated \\u escape") }
             var v: UInt32 = 0
             for _ in 0..<4 {
-                let c = bytes[i]
-                let d: UInt8
-                switch c {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): d = c - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): d = c - UInt8(ascii: "a") + 10
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): d = c - UInt8(ascii: "A") + 10
-                default: throw fail("invalid hex digit in \\u escape")
-                }
+                guard let d = JSONText.hexDigit(bytes[i]) else { throw fail("invalid hex digit in \\u escape") }
                 v = v << 4 | UInt32(d)
                 i += 1
             }

@@ -1,6 +1,16 @@
 /// String helpers over validated JSON text (the tape guarantees escapes and UTF-8
 /// are well formed, so nothing here can fail).
 enum JSONText {
+    /// The value of one hexadecimal digit (either case), or nil.
+    @inline(__always) static func hexDigit(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
     /// The integer spelled by `bytes[range]` (an optional `-`, then digits only) when
     /// it fits in 64 bits; nil for a fraction, an exponent or an overflow.
     static func int64(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int64? {

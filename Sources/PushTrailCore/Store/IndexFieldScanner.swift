@@ -127,49 +127,6 @@ struct IndexFieldScanner {
         return true
     }
 
-    /// `YYYY-MM-DDTHH:MM:SS[.fraction]Z`, computed as `parseRFC3339` does, without its
-    /// copy of the text; nil for any other form (offsets, or not a time).
-    static func utcTimestamp(_ s: UnsafeRawBufferPointer) -> Timestamp? {
-        let n = s.count
-        guard n >= 20 else { return nil }
-        @inline(__always) func digits(_ at: Int, _ count: Int) -> Int64? {
-            var v: Int64 = 0
-            for k in at..<(at + count) {
-                let d = s[k] &- UInt8(ascii: "0")
-                guard d < 10 else { return nil }
-                v = v * 10 + Int64(d)
-            }
-            return v
-        }
-        guard let year = digits(0, 4), s[4] == UInt8(ascii: "-"),
-            let month = digits(5, 2), s[7] == UInt8(ascii: "-"),
-            let day = digits(8, 2), s[10] | 0x20 == UInt8(ascii: "t"),
-            let hour = digits(11, 2), s[13] == UInt8(ascii: ":"),
-            let minute = digits(14, 2), s[16] == UInt8(ascii: ":"),
-            let second = digits(17, 2)
-        else { return nil }
-        guard month >= 1, month <= 12, day >= 1, day <= Timestamp.daysInMonth(year, month),
-            hour <= 23, minute <= 59, second <= 60
-        else { return nil }
-        var i = 19
-        var micros: Int64 = 0
-        if s[i] == UInt8(ascii: ".") {
-            i += 1
-            var count = 0
-            while i < n, s[i] &- UInt8(ascii: "0") < 10 {
-                if count < 6 { micros = micros * 10 + Int64(s[i] - UInt8(ascii: "0")) }
-                count += 1
-                i += 1
-            }
-            guard count > 0 else { return nil }
-            for _ in Swift.min(count, 6)..<6 { micros *= 10 }
-        }
-        guard i + 1 == n, s[i] | 0x20 == UInt8(ascii: "z") else { return nil }
-        let days = Timestamp.days(year: year, month: month, day: day)
-        let secs = days * 86_400 + hour * 3600 + minute * 60 + second
-        return Timestamp(microseconds: secs * Timestamp.microsecondsPerSecond + micros)
-    }
-
     /// The scanning itself: only the event's bytes, so that calls do not copy the
     /// scanner.
     struct Parser {
@@ -400,14 +357,7 @@ struct IndexFieldScanner {
             guard at + 4 <= raw.count else { return nil }
             var v: UInt32 = 0
             for k in at..<(at + 4) {
-                let c = raw[k]
-                let d: UInt8
-                switch c {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): d = c - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): d = c - UInt8(ascii: "a") + 10
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): d = c - UInt8(ascii: "A") + 10
-                default: return nil
-                }
+                guard let d = JSONText.hexDigit(raw[k]) else { return nil }
                 v = v << 4 | UInt32(d)
             }
             return v
@@ -454,11 +404,9 @@ extension IndexFieldScanner.Parser {
         }
     }
 
-    /// `at`: the usual `…Z` form here, anything else through `Timestamp.parseRFC3339`.
+    /// `at`, parsed where it lies.
     func timestamp(_ field: Field) -> Timestamp? {
-        withBytes(field) { s -> Timestamp? in
-            IndexFieldScanner.utcTimestamp(s) ?? Timestamp.parseRFC3339(s)
-        }
+        withBytes(field) { Timestamp.parseRFC3339($0) }
     }
 
     /// The byte length of a string field after unescaping.

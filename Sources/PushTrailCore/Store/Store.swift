@@ -435,7 +435,7 @@ public struct StoreReader {
             recordedAt: Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 1))),
             at: Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9))),
             hash: Array(value[Layout.hashRange]),
-            raw: kind.compressed ? try json(seq: seq, value: value) : Array(value[Layout.eventHeaderSize...]))
+            raw: try json(seq: seq, value: value))
     }
 
     /// The JSON of a stored record: its body, decompressed when it is compressed.

@@ -97,7 +97,13 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
     /// Parses RFC 3339 (`2026-11-29T10:00:00Z`, `…T10:00:00.123456+02:00`); fraction
     /// digits past the microsecond are truncated. Returns nil with anything else.
     public static func parseRFC3339<Bytes: Collection<UInt8>>(_ text: Bytes) -> Timestamp? where Bytes.Index == Int {
-        let s = Array(text)
+        if let t = text.withContiguousStorageIfAvailable({ parseRFC3339(UnsafeRawBufferPointer($0)) }) { return t }
+        return Array(text).withUnsafeBytes { parseRFC3339($0) }
+    }
+
+    /// `parseRFC3339` over bytes in place (verify's field scanner reads `at` this way,
+    /// straight from a stored record).
+    public static func parseRFC3339(_ s: UnsafeRawBufferPointer) -> Timestamp? {
         guard s.count >= 20,
             let year = digits(s, 0, 4), s[4] == UInt8(ascii: "-"),
             let month = digits(s, 5, 2), s[7] == UInt8(ascii: "-"),
@@ -143,7 +149,10 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
 
     /// Parses a date `YYYY-MM-DD` as midnight UTC.
     public static func parseDate(_ text: String) -> Timestamp? {
-        let s = Array(text.utf8)
+        Array(text.utf8).withUnsafeBytes { parseDate($0) }
+    }
+
+    private static func parseDate(_ s: UnsafeRawBufferPointer) -> Timestamp? {
         guard s.count == 10, let year = digits(s, 0, 4), s[4] == UInt8(ascii: "-"),
             let month = digits(s, 5, 2), s[7] == UInt8(ascii: "-"), let day = digits(s, 8, 2),
             month >= 1, month <= 12, day >= 1, day <= daysInMonth(year, month)
@@ -151,7 +160,7 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
         return Timestamp(microseconds: days(year: year, month: month, day: day) * microsecondsPerDay)
     }
 
-    private static func digits(_ s: [UInt8], _ at: Int, _ count: Int) -> Int64? {
+    @inline(__always) private static func digits(_ s: UnsafeRawBufferPointer, _ at: Int, _ count: Int) -> Int64? {
         guard at + count <= s.count else { return nil }
         var v: Int64 = 0
         for k in at..<(at + count) {

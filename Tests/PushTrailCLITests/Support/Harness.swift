@@ -280,6 +280,29 @@ enum Binary {
     }
 }
 
+/// A tool from the system (`mdb_stat`, `mdb_dump`, `zstd`), run to read a store the
+/// way docs/STORE.md says one can without pushtrail.
+enum Tool {
+    /// Runs `name` with `arguments` and returns its standard output; a failing run
+    /// is recorded as a failed expectation.
+    static func output(_ name: String, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [name] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(
+            process.terminationStatus == 0,
+            "\(name) \(arguments) exited \(process.terminationStatus) (is it installed? Scripts/test.sh installs it)",
+            sourceLocation: sourceLocation)
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
 /// Builders for NDJSON event lines (SPEC §1), small and explicit.
 enum Line {
     static let at = "2026-11-29T10:00:00Z"
