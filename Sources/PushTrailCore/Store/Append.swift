@@ -2,7 +2,7 @@ import LMDBKit
 
 /// A decoded event waiting to be appended, with its raw bytes and where it came from.
 public struct PendingEvent: Sendable {
-    public var event: Event
+    public let event: Event
     public var raw: [UInt8]
     public var source: String
     public var line: Int
@@ -13,12 +13,35 @@ public struct PendingEvent: Sendable {
     /// `raw` compressed with the dictionary its batch is appended with, when that is
     /// smaller: what the record stores.
     var compressed: [UInt8]?
+    /// What the writer files the event under.
+    let fields: IndexFields
 
     public init(event: Event, raw: [UInt8], source: String = "-", line: Int = 0) {
         self.event = event
+        fields = IndexFields(event)
         self.raw = raw
         self.source = source
         self.line = line
+    }
+}
+
+/// What the writer files an event under, read from it where it is parsed: the writing
+/// thread, which bounds ingest, then copies no part of the event (reading a field of
+/// the body copies the whole notification, a retain for each of its strings).
+struct IndexFields: Sendable {
+    let identityKey: [UInt8]
+    let taskID: Int64?
+    let threadID: String?
+    let referencedNotificationID: String?
+    /// A 410 delivery's notification: it is filed under that notification's device.
+    let unregisteredNotificationID: String?
+
+    init(_ event: Event) {
+        identityKey = event.identityKey
+        taskID = event.taskID
+        threadID = event.threadID
+        referencedNotificationID = event.referencedNotificationID
+        unregisteredNotificationID = event.delivery.flatMap { Layout.isUnregistration($0) ? $0.notificationID : nil }
     }
 }
 
@@ -149,7 +172,7 @@ public final class StoreWriter {
     ) throws -> AppendOutcome {
         // Read through the pointer, never bound to a local: a local `Event` is a copy,
         // a retain for each of its strings, for every append.
-        let idKey = pending.pointee.event.identityKey
+        let idKey = pending.pointee.fields.identityKey
         let seq = head.seq + 1
         var seqBE = seq.bigEndian
         // One search both finds an existing id and files a new one.
@@ -189,7 +212,7 @@ public final class StoreWriter {
                 }
                 head.hash = Array(value[Layout.hashRange])
             }
-            try fileIndexEntries(pending.pointee.event, seq: seq, seqBytes: seqBytes)
+            try fileIndexEntries(pending, seq: seq, seqBytes: seqBytes)
         }
         // A notification arriving after its 410 deliveries re-files them under its device.
         // One probe through the refs cursor that lives for the transaction settles the
@@ -217,10 +240,12 @@ public final class StoreWriter {
 
     /// Files the event in the indexes (the same entries as `Layout.indexEntries`, which
     /// `verify` checks), through long-lived cursors and without building arrays.
-    private func fileIndexEntries(_ event: Event, seq: UInt64, seqBytes: UnsafeRawBufferPointer) throws {
+    private func fileIndexEntries(_ pending: UnsafePointer<PendingEvent>, seq: UInt64, seqBytes: UnsafeRawBufferPointer) throws {
+        // Through the pointer, like `append`: a local `Event` would be a copy.
+        let at = pending.pointee.event.at.microseconds
         // time: append while events come in time order.
-        var position = (Layout.orderedSigned(event.at.microseconds).bigEndian, seq.bigEndian)
-        let ordered = (Layout.orderedSigned(event.at.microseconds), seq)
+        var position = (Layout.orderedSigned(at).bigEndian, seq.bigEndian)
+        let ordered = (Layout.orderedSigned(at), seq)
         let inOrder = lastTime.map { ordered > $0 } ?? true
         if inOrder { lastTime = ordered }
         try Layout.timeKey.withUnsafeBytes { key in
@@ -228,17 +253,24 @@ public final class StoreWriter {
         }
         // The others hold seqs, which only grow: always appended.
         func file(_ slot: Int, _ text: String) throws {
-            var text = text
-            try text.withUTF8 { _ = try cursors[slot].put(UnsafeRawBufferPointer($0), seqBytes, flags: .appendDuplicate) }
+            let put = { (key: UnsafeBufferPointer<UInt8>) in
+                _ = try self.cursors[slot].put(UnsafeRawBufferPointer(key), seqBytes, flags: .appendDuplicate)
+            }
+            if try text.utf8.withContiguousStorageIfAvailable(put) == nil {
+                var copy = text
+                try copy.withUTF8(put)
+            }
         }
-        try file(1, event.user)
-        if let task = event.taskID {
+        try file(1, pending.pointee.event.user)
+        if let task = pending.pointee.fields.taskID {
             var key = Layout.orderedSigned(task).bigEndian
             try withUnsafeBytes(of: &key) { _ = try cursors[2].put($0, seqBytes, flags: .appendDuplicate) }
         }
-        if let thread = event.threadID { try file(3, thread) }
-        if let ref = event.referencedNotificationID { try file(4, ref) }
-        if let d = event.delivery, Layout.isUnregistration(d), let device = try notificationDevice(d.notificationID) ?? event.device {
+        if let thread = pending.pointee.fields.threadID { try file(3, thread) }
+        if let ref = pending.pointee.fields.referencedNotificationID { try file(4, ref) }
+        if let notification = pending.pointee.fields.unregisteredNotificationID,
+            let device = try notificationDevice(notification) ?? pending.pointee.event.device
+        {
             try Layout.deviceKey(device).withUnsafeBytes { _ = try cursors[5].put($0, seqBytes, flags: .appendDuplicate) }
         }
     }
