@@ -140,7 +140,10 @@ public final class Ingest {
 
     private func runPipelined() throws -> IngestSummary {
         let fds = try sources.map { try $0.open() }
-        let queue = BoundedQueue<Batch>(capacity: 1)
+        // Two handoffs may wait: the two threads' speeds vary (commits, stretches of
+        // notifications), and a second slot lets the parser run ahead through them.
+        // Alternating 1M-event runs: 12.33 → 11.39 s median, ~12 MB more at the peak.
+        let queue = BoundedQueue<Batch>(capacity: 2)
         let dictionary = options.compress ? try store.latestDictionary() : nil
         // Appended events go back to the parsing thread to be freed there: freeing
         // another thread's allocations costs glibc more, and this thread is the slower.
