@@ -15,8 +15,19 @@ import LMDBKit
 /// it breaks the chain like changing a record (docs/STORE.md).
 public final class RecordDictionary: @unchecked Sendable {
     public let bytes: [UInt8]
-    /// SHA-256 of `bytes`.
-    public let digest: [UInt8]
+    /// SHA-256 of `bytes`, which the chain hashes with every record compressed with it.
+    /// Made on first use, which a query never makes: hashing the 32 KiB was a quarter
+    /// of a `thread` query's instructions. Hot loops read it once per dictionary.
+    public var digest: [UInt8] {
+        digestLock.locked {
+            if let digestStorage { return digestStorage }
+            let digest = bytes.withUnsafeBytes { SHA256.digest($0) }
+            digestStorage = digest
+            return digest
+        }
+    }
+    private let digestLock = Monitor()
+    private var digestStorage: [UInt8]?
     /// Its number in the store it was read from; nil for one trained by this process
     /// and not stored yet (the writer stores it with the first record that uses it).
     let storedID: UInt8?
@@ -29,7 +40,6 @@ public final class RecordDictionary: @unchecked Sendable {
         self.bytes = bytes
         self.storedID = storedID
         self.ddict = ddict
-        digest = bytes.withUnsafeBytes { SHA256.digest($0) }
     }
 
     deinit { ZSTD_freeDDict(ddict) }

@@ -64,6 +64,8 @@ struct Verifier {
         let decompressor = RecordDecompressor()
         // The compression dictionaries by number, read as records name them.
         var dictionaries = [RecordDictionary?](repeating: nil, count: 256)
+        // Their SHA-256 digests, 32 bytes at 32 × the number, for the chain.
+        var digests = [UInt8](repeating: 0, count: 256 * 32)
         var chunk = ChunkDecoder.Chunk()
         chunk.items.reserveCapacity(ChunkDecoder.chunkSize)
         let queue = ChunkQueue(capacity: 4)
@@ -108,7 +110,10 @@ struct Verifier {
                     var dictionary: Unmanaged<RecordDictionary>?
                     if compressed {
                         let number = Int(value[Layout.eventHeaderSize])
-                        if dictionaries[number] == nil { dictionaries[number] = try reader.dictionary(UInt8(number)) }
+                        if dictionaries[number] == nil {
+                            dictionaries[number] = try reader.dictionary(UInt8(number))
+                            if let d = dictionaries[number] { digests.replaceSubrange((number * 32)..<(number * 32 + 32), with: d.digest) }
+                        }
                         guard let d = dictionaries[number] else {
                             broken = (seq, "event seq \(seq) is compressed with dictionary \(number), which the store lacks")
                             return
@@ -118,12 +123,13 @@ struct Verifier {
                     // The hash into the other half of `hashes`, which becomes `previous`.
                     let hash = hashes.baseAddress! + (current ^ 32)
                     let previous = UnsafeRawBufferPointer(rebasing: hashes[current..<(current + 32)])
-                    if let dictionary {
-                        dictionary._withUnsafeGuaranteedRef { d in
-                            d.digest.withUnsafeBytes { digest in
-                                Layout.chainHash(
-                                    previous: previous, seq: key, value: value, dictionaryDigest: digest, context: hasher, into: hash)
-                            }
+                    if compressed {
+                        let start = Int(value[Layout.eventHeaderSize]) * 32
+                        digests.withUnsafeBytes { table in
+                            Layout.chainHash(
+                                previous: previous, seq: key, value: value,
+                                dictionaryDigest: UnsafeRawBufferPointer(rebasing: table[start..<(start + 32)]), context: hasher,
+                                into: hash)
                         }
                     } else {
                         Layout.chainHash(previous: previous, seq: key, value: value, context: hasher, into: hash)
