@@ -7,16 +7,7 @@ import Testing
 struct ShellIntegrationTests {
     /// Runs `shell` with `arguments`, returning (status, stdout).
     static func shell(_ shell: String, _ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [shell] + arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try Tool.run(shell, arguments)
     }
 
     static func script(_ shell: String, in dir: TempDir) throws -> String {

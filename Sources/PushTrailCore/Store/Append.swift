@@ -134,7 +134,7 @@ public final class StoreWriter {
         let recordedAt = clock()
         var outcomes: [AppendOutcome] = []
         outcomes.reserveCapacity(batch.count)
-        let compression = try dictionary.flatMap { d in try number(of: d).map { (d, $0, d.digest) } }
+        let compression = try dictionary.flatMap { d in try number(of: d).map { (number: $0, digest: d.digest) } }
         // Borrowed through the buffer: iterating or subscripting the array copies
         // (retains and releases) every event, a few percent of the writer's time.
         try batch.withUnsafeBufferPointer { events in
@@ -168,7 +168,7 @@ public final class StoreWriter {
     }
 
     private func append(
-        _ pending: UnsafePointer<PendingEvent>, recordedAt: Timestamp, compression: (RecordDictionary, UInt8, [UInt8])?
+        _ pending: UnsafePointer<PendingEvent>, recordedAt: Timestamp, compression: (number: UInt8, digest: [UInt8])?
     ) throws -> AppendOutcome {
         // Read through the pointer, never bound to a local: a local `Event` is a copy,
         // a retain for each of its strings, for every append.
@@ -198,11 +198,11 @@ public final class StoreWriter {
                 Layout.writeEventHeader(
                     type: pending.pointee.event.type, compressed: compressed != nil, recordedAt: recordedAt,
                     at: pending.pointee.event.at, into: value)
-                if let (_, number, _) = compression, compressed != nil { value[Layout.eventHeaderSize] = number }
+                if let compression, compressed != nil { value[Layout.eventHeaderSize] = compression.number }
                 body.withUnsafeBytes { body in
                     (value.baseAddress! + bodyOffset).copyMemory(from: body.baseAddress!, byteCount: body.count)
                 }
-                let digest = compressed != nil ? compression!.2 : []
+                let digest = compressed != nil ? compression!.digest : []
                 head.hash.withUnsafeBytes { previous in
                     digest.withUnsafeBytes { digest in
                         Layout.chainHash(

@@ -283,9 +283,9 @@ enum Binary {
 /// A tool from the system (`mdb_stat`, `mdb_dump`, `zstd`), run to read a store the
 /// way docs/STORE.md says one can without pushtrail.
 enum Tool {
-    /// Runs `name` with `arguments` and returns its standard output; a failing run
-    /// is recorded as a failed expectation.
-    static func output(_ name: String, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    /// Runs `name` (found on the PATH) with `arguments`: its exit status and standard
+    /// output; standard error is discarded.
+    static func run(_ name: String, _ arguments: [String]) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [name] + arguments
@@ -295,11 +295,17 @@ enum Tool {
         try process.run()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// Runs `name` with `arguments` and returns its standard output; a failing run
+    /// is recorded as a failed expectation.
+    static func output(_ name: String, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let (status, output) = try run(name, arguments)
         #expect(
-            process.terminationStatus == 0,
-            "\(name) \(arguments) exited \(process.terminationStatus) (is it installed? Scripts/test.sh installs it)",
+            status == 0, "\(name) \(arguments) exited \(status) (is it installed? Scripts/test.sh installs it)",
             sourceLocation: sourceLocation)
-        return String(decoding: data, as: UTF8.self)
+        return output
     }
 }
 
