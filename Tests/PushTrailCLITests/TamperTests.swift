@@ -1,7 +1,8 @@
 import Foundation
 import LMDBKit
-import PushTrailCore
 import Testing
+
+@testable import PushTrailCore
 
 /// A seeded generator (SplitMix64): every run makes the same changes, so a failure
 /// names an iteration that reproduces.
@@ -287,6 +288,55 @@ struct TamperTests {
             #expect(json["first_bad_seq"]?.int == Int(min(a, b)), "swapped \(a), \(b): \(json)")
             try TamperKit.put(store, seq: a, pristine[Int(a) - 1])
             try TamperKit.put(store, seq: b, pristine[Int(b) - 1])
+        }
+        #expect(try verify(store).0.status == 0)
+    }
+
+    @Test("changes at the edges of verify's ranges (each thread checks ranges of seqs against the stored hash before them) are named exactly")
+    func rangeEdges() throws {
+        let dir = try TempDir()
+        let store = try TamperKit.store(count: 300, seed: 19, in: dir)
+        let pristine = try TamperKit.values(store)
+        let size = Verifier.rangeSize(events: 300)
+        #expect(size < 150, "a 300-event store should be checked in several ranges, not \(size)-event ones")
+        let edges = stride(from: size, to: 300, by: Int(size)).flatMap { [UInt64($0), UInt64($0) + 1] }
+        for seq in edges {
+            // A deleted event: the store holds one fewer, and the ranges are cut from that.
+            try TamperKit.delete(store, seqs: [seq])
+            var (r, json) = try verify(store)
+            #expect(r.status == 1 && json["first_bad_seq"]?.int == Int(seq), "deleted \(seq): \(json)")
+            try TamperKit.put(store, seq: seq, pristine[Int(seq) - 1])
+            // A hash changed: the next range chains on the stored one, and still the
+            // changed seq is named.
+            var changed = pristine[Int(seq) - 1]
+            changed[TamperKit.hashRange.lowerBound] ^= 0x01
+            try TamperKit.put(store, seq: seq, changed)
+            (r, json) = try verify(store)
+            #expect(r.status == 1 && json["first_bad_seq"]?.int == Int(seq), "hash of \(seq) changed: \(json)")
+            try TamperKit.put(store, seq: seq, pristine[Int(seq) - 1])
+        }
+        for (a, b) in zip(edges, edges.dropFirst()) where b == a + 1 {
+            try Tampering.swapEvents(store, a, b)
+            let (r, json) = try verify(store)
+            #expect(r.status == 1 && json["first_bad_seq"]?.int == Int(a), "swapped \(a), \(b): \(json)")
+            try TamperKit.put(store, seq: a, pristine[Int(a) - 1])
+            try TamperKit.put(store, seq: b, pristine[Int(b) - 1])
+        }
+        let (clean, json) = try verify(store)
+        #expect(clean.status == 0 && json["events"]?.int == 300)
+    }
+
+    @Test("an events key that is not 8 bytes is named where it sorts: after seq 100, before seq 1, after the last")
+    func oddKeys() throws {
+        let dir = try TempDir()
+        let store = try TamperKit.store(count: 300, seed: 23, in: dir)
+        let cases: [([UInt8], Int)] = [(Tampering.seqKey(100) + [0], 101), ([0, 0, 0], 1), ([0xFF], 301)]
+        for (key, named) in cases {
+            _ = try TamperKit.edit(store) { events, _, txn in try events.put(key, Array(repeating: 7, count: 60), in: txn) }
+            let (r, json) = try verify(store)
+            #expect(r.status == 1 && json["first_bad_seq"]?.int == named, "key \(key): \(json)")
+            #expect(json["reason"]?.string?.contains("\(key.count) bytes, not 8") == true, "key \(key): \(json)")
+            try TamperKit.edit(store) { events, _, txn in _ = try events.delete(key, in: txn) }
         }
         #expect(try verify(store).0.status == 0)
     }

@@ -1,5 +1,11 @@
 import LMDBKit
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The result of checking a store end to end.
 public struct VerifyReport: Sendable, Equatable {
     public var ok: Bool { firstBadSeq == nil && problem == nil }
@@ -38,162 +44,108 @@ struct Verifier {
         return report
     }
 
+    /// Events per work item: at least 16 items for the threads to share, at most 8,192
+    /// events each (a seek per item is then nothing).
+    static func rangeSize(events: UInt64) -> UInt64 { min(8192, max(32, events / 16)) }
+
+    /// The threads that check the store: one per core, this one included, at most 8.
+    static var threads: Int {
+        #if canImport(Glibc) || canImport(Darwin)
+            return max(1, min(8, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+        #else
+            return 1
+        #endif
+    }
+
     func run() throws -> VerifyReport {
-        let store = reader.store
-        let txn = reader.txn
         var report = VerifyReport(events: 0, head: .empty, bytes: 0)
-        var broken: (UInt64, String)?
-        let hasher = SHA256.Context()
-        // The previous event's hash at `current`, the one being computed in the other half.
-        let hashes = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
-        defer { hashes.deallocate() }
-        hashes.initializeMemory(as: UInt8.self, repeating: 0)
-        hashes.copyBytes(from: ChainHead.empty.hash)
-        var current = 0
 
-        // This thread walks the chain, which is sequential; reading the events to
-        // recompute their index entries is not, so chunks of events go to a worker,
-        // and this thread reads a chunk itself only when the worker is behind (its
-        // queue is full), and helps with what is queued once the walk is done. Their
-        // digests are sums, so the order they are added in does not matter. The
-        // values stay mapped, unchanged, for as long as this read transaction lives.
-        let worker = ChunkDecoder()
-        var mine = ChunkDecoder.Result()
-        var decoder = EventDecoder(full: false)
-        var scanner = IndexFieldScanner()
-        let decompressor = RecordDecompressor()
-        // The compression dictionaries by number, read as records name them.
-        var dictionaries = [RecordDictionary?](repeating: nil, count: 256)
-        // Their SHA-256 digests, 32 bytes at 32 × the number, for the chain.
-        var digests = [UInt8](repeating: 0, count: 256 * 32)
-        var chunk = ChunkDecoder.Chunk()
-        chunk.items.reserveCapacity(ChunkDecoder.chunkSize)
-        let queue = ChunkQueue(capacity: 4)
-        // The worker first digests the indexes in its own read transaction (when it
-        // sees the same snapshot), meanwhile this thread reads the chunks itself.
-        let indexes = IndexScan(reader: reader)
-        let thread = WorkerThread {
-            indexes.run()
-            worker.drain(queue)
-        }
-        thread.start()
-        func dispatch() {
-            guard !chunk.items.isEmpty else { return }
-            if !queue.tryPush(chunk) {
-                ChunkDecoder.decode(chunk, into: &mine, decoder: &decoder, scanner: &scanner, decompressor: decompressor)
+        // The first key must be seq 1; the ranges below start there.
+        let stored = try reader.store.events.statistics(in: reader.txn).entries
+        if let (key, _) = try reader.txn.withCursor(reader.store.events, { try $0.first() }) {
+            guard key.count == 8 else { return fail(&report, 1, "an events key is \(key.count) bytes, not 8") }
+            let seq: UInt64 = Layout.readBigEndian(key)
+            if seq != 1 {
+                return fail(&report, 1, seq > 1 ? "event seq 1 is missing (next stored is \(seq))" : "event seq \(seq) is out of order")
             }
-            chunk = ChunkDecoder.Chunk()
-            chunk.items.reserveCapacity(ChunkDecoder.chunkSize)
         }
 
-        do {
-            try txn.withCursor(store.events) { cursor in
-                var entry = try cursor.first()
-                while let (key, value) = entry {
-                    guard key.count == 8 else {
-                        broken = (report.events + 1, "an events key is \(key.count) bytes, not 8")
-                        return
+        // The work: every index's entries, then the events in ranges of seqs. An intact
+        // log holds seqs 1…entries; the last range runs to the end of the database, so
+        // every key is looked at whatever the keys are.
+        var items = IndexDigest.names.indices.map { VerifyWork.Item.index($0) }
+        let size = Verifier.rangeSize(events: UInt64(stored))
+        var start: UInt64 = 1
+        while stored > 0 {
+            let end = start + size
+            items.append(.events(start, end > UInt64(stored) ? nil : end))
+            if end > UInt64(stored) { break }
+            start = end
+        }
+        let work = VerifyWork(items: items)
+
+        // Helpers, each in a read transaction of its own that must see this snapshot
+        // (same transaction id); one that sees another takes no work.
+        let snapshot = reader.txn.id
+        let store = reader.store
+        let helpers = (1..<Verifier.threads).map { _ in
+            let part = VerifyPart()
+            let thread = WorkerThread {
+                do {
+                    try store.read { other in
+                        guard other.txn.id == snapshot else { return }
+                        part.run(work, reader: other)
                     }
-                    let seq = Layout.readBigEndian(key)
-                    let want = report.events + 1
-                    if seq != want {
-                        broken = (want, seq > want ? "event seq \(want) is missing (next stored is \(seq))" : "event seq \(seq) is out of order")
-                        return
-                    }
-                    guard value.count > Layout.eventHeaderSize, let (type, compressed) = Layout.recordKind(value[0]),
-                        !compressed || value.count > Layout.eventHeaderSize + 1
-                    else {
-                        broken = (seq, "event seq \(seq) has a malformed header")
-                        return
-                    }
-                    // Unretained: `dictionaries` keeps them until the worker is joined.
-                    var dictionary: Unmanaged<RecordDictionary>?
-                    if compressed {
-                        let number = Int(value[Layout.eventHeaderSize])
-                        if dictionaries[number] == nil {
-                            dictionaries[number] = try reader.dictionary(UInt8(number))
-                            if let d = dictionaries[number] { digests.replaceSubrange((number * 32)..<(number * 32 + 32), with: d.digest) }
-                        }
-                        guard let d = dictionaries[number] else {
-                            broken = (seq, "event seq \(seq) is compressed with dictionary \(number), which the store lacks")
-                            return
-                        }
-                        dictionary = Unmanaged.passUnretained(d)
-                    }
-                    // The hash into the other half of `hashes`, which becomes `previous`.
-                    let hash = hashes.baseAddress! + (current ^ 32)
-                    let previous = UnsafeRawBufferPointer(rebasing: hashes[current..<(current + 32)])
-                    if compressed {
-                        let start = Int(value[Layout.eventHeaderSize]) * 32
-                        digests.withUnsafeBytes { table in
-                            Layout.chainHash(
-                                previous: previous, seq: key, value: value,
-                                dictionaryDigest: UnsafeRawBufferPointer(rebasing: table[start..<(start + 32)]), context: hasher,
-                                into: hash)
-                        }
-                    } else {
-                        Layout.chainHash(previous: previous, seq: key, value: value, context: hasher, into: hash)
-                    }
-                    if !JSONText.memcmpEqual(hash, value.baseAddress! + Layout.hashRange.lowerBound, 32) {
-                        broken = (seq, "event seq \(seq) does not match its chain hash (changed, removed or reordered)")
-                        return
-                    }
-                    let at = Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9)))
-                    chunk.items.append(ChunkDecoder.Item(
-                        seq: seq, type: type, at: at,
-                        raw: UnsafeRawBufferPointer(rebasing: value[(Layout.eventHeaderSize + (compressed ? 1 : 0))...]),
-                        dictionary: dictionary))
-                    if chunk.items.count == ChunkDecoder.chunkSize { dispatch() }
-                    current ^= 32
-                    report.events = seq
-                    if seq % 65536 == 0 { progress?(seq) }
-                    entry = try cursor.next()
+                } catch {
+                    part.error = error
                 }
             }
-        } catch {
-            queue.close()
-            thread.join()
-            withExtendedLifetime(dictionaries) {}
-            throw error
+            return (part, thread)
         }
-        dispatch()
-        queue.close()
-        while let queued = queue.tryPop() {
-            ChunkDecoder.decode(queued, into: &mine, decoder: &decoder, scanner: &scanner, decompressor: decompressor)
-        }
-        thread.join()
-        withExtendedLifetime(dictionaries) {}  // the queued items held them unretained
-        let previous = Array(hashes[current..<(current + 32)])
+        for (_, thread) in helpers { thread.start() }
+        let mine = VerifyPart()
+        mine.run(work, reader: reader, progress: progress)
+        for (_, thread) in helpers { thread.join() }
+        if let error = ([mine] + helpers.map(\.0)).lazy.compactMap(\.error).first { throw error }
+        let parts = [mine.found] + helpers.map(\.0.found)
 
-        // Both halves, and the 410 deliveries whose device needs a lookup here.
-        var expected = mine.digest
-        expected.merge(worker.result.digest)
+        // The parts together; the 410 deliveries whose device needs a lookup here.
+        var expected = IndexDigest()
+        var actual = IndexDigest()
         var counts = [UInt64](repeating: 0, count: EventType.allCases.count)
-        for (i, n) in mine.counts.enumerated() { counts[i] = n + worker.result.counts[i] }
-        report.bytes = mine.jsonBytes + worker.result.jsonBytes
-        let failures = [broken, mine.failure, worker.result.failure].compactMap { $0 }
-        if let first = failures.min(by: { $0.0 < $1.0 }) { broken = first }
-        // As `Layout.indexEntries` files a 410 delivery: under its notification's device,
-        // else its own.
-        for (seq, delivery) in mine.deferred + worker.result.deferred where broken.map({ seq < $0.0 }) ?? true {
-            if let device = try notificationDevice(delivery.notificationID) ?? delivery.device {
-                expected.add(IndexDigest.slot(.unregistered), Layout.deviceKey(device), Layout.bigEndian(seq))
-            }
+        var broken: (UInt64, String)?
+        for part in parts {
+            expected.merge(part.expected)
+            actual.merge(part.actual)
+            for (i, n) in part.counts.enumerated() { counts[i] += n }
+            report.bytes += part.jsonBytes
+            if let failure = part.failure, broken.map({ failure.0 < $0.0 }) ?? true { broken = failure }
         }
-        report.head = ChainHead(seq: report.events, hash: previous)
+        report.events = UInt64(stored)
+        report.head = parts.lazy.compactMap(\.last).first ?? .empty
+        if broken == nil, stored > 0, report.head.seq != UInt64(stored) {
+            broken = (report.head.seq + 1, "event seq \(report.head.seq + 1) is missing")
+        }
         if let (seq, problem) = broken {
             // An event that no longer decodes: the log is good up to the one before it.
-            if seq <= report.events {
-                report.events = seq - 1
-                report.head = seq > 1 ? ChainHead(seq: seq - 1, hash: try reader.event(seq: seq - 1)?.hash ?? []) : .empty
-            }
+            report.events = seq - 1
+            report.head = seq > 1 ? ChainHead(seq: seq - 1, hash: try reader.event(seq: seq - 1)?.hash ?? []) : .empty
             return fail(&report, seq, problem)
         }
+        // As `Layout.indexEntries` files a 410 delivery: under its notification's device,
+        // else its own.
+        for part in parts {
+            for (seq, delivery) in part.deferred {
+                if let device = try notificationDevice(delivery.notificationID) ?? delivery.device {
+                    expected.add(IndexDigest.slot(.unregistered), Layout.deviceKey(device), Layout.bigEndian(seq))
+                }
+            }
+        }
 
-        let stored = try reader.head()
-        if stored != report.head {
-            let seq = min(stored.seq, report.head.seq) + 1
-            return fail(&report, seq, "the recorded chain head (seq \(stored.seq)) is not the last event's (seq \(report.head.seq))")
+        let recorded = try reader.head()
+        if recorded != report.head {
+            let seq = min(recorded.seq, report.head.seq) + 1
+            return fail(&report, seq, "the recorded chain head (seq \(recorded.seq)) is not the last event's (seq \(report.head.seq))")
         }
         let storedCounts = try reader.counts()
         for type in EventType.allCases where UInt64(storedCounts[type] ?? 0) != counts[Int(type.rawValue) - 1] {
@@ -201,12 +153,6 @@ struct Verifier {
         }
 
         // Indexes: compare digests, then find the first bad seq if they differ.
-        var actual = IndexDigest()
-        if let digest = indexes.digest {
-            actual = digest
-        } else {
-            try scanIndexes(into: &actual)
-        }
         for (slot, name) in IndexDigest.names.enumerated()
         where expected.sums[slot] != actual.sums[slot] || expected.counts[slot] != actual.counts[slot] {
             let seq = try firstBadIndexedSeq(name) ?? report.events
@@ -223,12 +169,11 @@ struct Verifier {
         return event.device
     }
 
-    /// The digest of what the indexes hold.
-    func scanIndexes(into digest: inout IndexDigest) throws {
-        try scan(reader.store.ids, slot: IndexDigest.ids, into: &digest)
-        for index in Layout.Index.allCases {
-            try scanDuplicates(reader.store.indexes[index]!, slot: IndexDigest.slot(index), into: &digest)
-        }
+    /// Adds what the database in digest slot `slot` holds to `digest`.
+    func scanIndex(_ slot: Int, into digest: inout IndexDigest) throws {
+        guard slot != IndexDigest.ids else { return try scan(reader.store.ids, slot: slot, into: &digest) }
+        let index = Layout.Index(rawValue: IndexDigest.names[slot])!
+        try scanDuplicates(reader.store.indexes[index]!, slot: slot, into: &digest)
     }
 
     private func scan(_ db: Database, slot: Int, into digest: inout IndexDigest) throws {
@@ -328,162 +273,271 @@ struct Verifier {
     }
 }
 
-/// An order-independent digest of a multiset of index entries: per database, the
-/// count and the wrapping sum of a 64-bit hash of each (key, value).
-/// Decodes chunks of stored events into index digests, on the thread that drains a
-/// queue of them (see `Verifier.run`).
-final class ChunkDecoder: @unchecked Sendable {
-    static let chunkSize = 2048
 
-    struct Item {
-        var seq: UInt64
-        var type: EventType
-        var at: Timestamp
-        /// The record's body, in the map of the verifying read transaction: the event's
-        /// JSON, or its zstd frame when `dictionary` is set.
-        var raw: UnsafeRawBufferPointer
-        /// Unretained (no reference counting per event): the verifier holds it.
-        var dictionary: Unmanaged<RecordDictionary>?
+/// What the threads of one `verify` share: the work items, handed out in order, and
+/// how many events are checked so far.
+final class VerifyWork: @unchecked Sendable {
+    enum Item {
+        /// Digest the stored entries of the database in this `IndexDigest` slot.
+        case index(Int)
+        /// Check the events from this seq up to (not including) that one, or to the end.
+        case events(UInt64, UInt64?)
     }
 
-    struct Chunk: @unchecked Sendable {
-        var items: [Item] = []
+    let items: [Item]
+    private let monitor = Monitor()
+    private var next = 0
+    private var checked: UInt64 = 0
+    private var stopped = false
+
+    init(items: [Item]) { self.items = items }
+
+    func claim() -> Item? {
+        monitor.locked {
+            guard !stopped, next < items.count else { return nil }
+            next += 1
+            return items[next - 1]
+        }
     }
 
-    struct Result {
-        var digest = IndexDigest()
+    /// Adds `events` checked; returns the total.
+    func checked(_ events: UInt64) -> UInt64 { monitor.locked { checked += events; return checked } }
+
+    /// No more items for anyone (a thread failed with an error).
+    func stop() { monitor.locked { stopped = true } }
+}
+
+/// One thread's share of a `verify`: it checks ranges of events (each event's chain
+/// hash, then its index entries from its JSON) and digests whole indexes, as it claims
+/// them, in its own read transaction of the snapshot.
+///
+/// An event's chain hash is `SHA-256(hash(n−1) ‖ record(n))` and every record holds its
+/// own hash, so checking each event against the hash *stored* in the one before it
+/// checks the whole chain, in any order: if every check passes, each stored hash is the
+/// one recomputed from seq 1 (by induction from `hash(0)`), and the first failing check
+/// is the first seq where the recomputed chain and the stored one part. That is what
+/// lets the threads take ranges of the log at once, each event read by one core only.
+final class VerifyPart: @unchecked Sendable {
+    /// What the thread found; read after it is joined.
+    private(set) var found = Found()
+    var error: (any Error)?
+
+    struct Found {
+        /// Entries the events call for, and the entries the indexes hold.
+        var expected = IndexDigest()
+        var actual = IndexDigest()
         var counts = [UInt64](repeating: 0, count: EventType.allCases.count)
         /// Bytes of the events' JSON.
         var jsonBytes = 0
-        /// The first event in this half that no longer decodes or disagrees with its
-        /// header.
+        /// The first event in this part's ranges that is missing, changed, or no longer
+        /// decodes or agrees with its header.
         var failure: (UInt64, String)?
         /// 410 deliveries, by seq: their `unregistered` entry depends on a stored
-        /// notification's device, looked up in the transaction by its own thread.
+        /// notification's device, looked up after the walk.
         var deferred: [(UInt64, (notificationID: String, device: String?))] = []
+        /// The last event and its hash, from the part that checked the last range.
+        var last: ChainHead?
     }
 
-    /// What the worker found; read after it is joined.
-    private(set) var result = Result()
-
-    func drain(_ queue: ChunkQueue) {
-        var decoder = EventDecoder(full: false)
-        var scanner = IndexFieldScanner()
-        let decompressor = RecordDecompressor()
-        while let chunk = queue.pop() {
-            ChunkDecoder.decode(chunk, into: &result, decoder: &decoder, scanner: &scanner, decompressor: decompressor)
+    func run(_ work: VerifyWork, reader: StoreReader, progress: ((UInt64) -> Void)? = nil) {
+        // The work runs on a value of its own: no reference counting or exclusivity
+        // checks per event.
+        var checker = Checker()
+        defer { found = checker.found }
+        while let item = work.claim() {
+            do {
+                switch item {
+                case .index(let slot):
+                    // After a failure the digests are not compared.
+                    guard checker.found.failure == nil else { continue }
+                    try Verifier(reader: reader, progress: nil).scanIndex(slot, into: &checker.found.actual)
+                case .events(let start, let end):
+                    // Past a failure only earlier events matter: they make the answer.
+                    if let failure = checker.found.failure, start > failure.0 { continue }
+                    let done = work.checked(try checker.check(from: start, to: end, reader: reader))
+                    progress?(done)
+                }
+            } catch {
+                self.error = error
+                work.stop()
+                return
+            }
         }
     }
 
-    static func decode(
-        _ chunk: Chunk, into result: inout Result, decoder: inout EventDecoder, scanner: inout IndexFieldScanner,
-        decompressor: RecordDecompressor
-    ) {
-        for var item in chunk.items {
-            // Past a failure only earlier events matter: they make the answer.
-            if let failure = result.failure, item.seq > failure.0 { return }
-            if let dictionary = item.dictionary {
-                guard let json = dictionary._withUnsafeGuaranteedRef({ decompressor.decompress(item.raw, with: $0) }) else {
-                    result.failure = (item.seq, "event seq \(item.seq) no longer decompresses")
-                    return
+    /// Whether an events key comes before seq `bound`'s key in LMDB's order (bytes,
+    /// then the shorter first).
+    static func precedes(_ key: UnsafeRawBufferPointer, _ bound: UInt64) -> Bool {
+        if key.count == 8 { return Layout.readBigEndian(key) < bound }
+        return withUnsafeBytes(of: bound.bigEndian) { b in
+            for i in 0..<min(key.count, 8) where key[i] != b[i] { return key[i] < b[i] }
+            return key.count < 8
+        }
+    }
+}
+
+extension VerifyPart {
+    struct Checker {
+        var found = Found()
+        private let hasher = SHA256.Context()
+        private var decoder = EventDecoder(full: false)
+        private var scanner = IndexFieldScanner()
+        private let decompressor = RecordDecompressor()
+        /// The compression dictionaries by number, read as records name them, and their
+        /// SHA-256 digests (32 bytes at 32 × the number) for the chain.
+        private var dictionaries = [RecordDictionary?](repeating: nil, count: 256)
+        private var digests = [UInt8](repeating: 0, count: 256 * 32)
+        /// The previous event's hash at `current`, the one being computed in the other
+        /// half.
+        private let hashes = HashPair()
+
+        private mutating func failed(_ seq: UInt64, _ problem: String) {
+            if found.failure.map({ seq < $0.0 }) ?? true { found.failure = (seq, problem) }
+        }
+
+        /// Checks the events from seq `start` to the key `end` (or the end of the log);
+        /// returns how many it checked.
+        mutating func check(from start: UInt64, to end: UInt64?, reader: StoreReader) throws -> UInt64 {
+            let hashes = self.hashes.bytes
+            hashes.initializeMemory(as: UInt8.self, repeating: 0)
+            var current = 0
+            var want = start
+            try reader.txn.withCursor(reader.store.events) { cursor in
+                if start > 1 {
+                    // The stored hash of the event before, which this range's first event
+                    // chains on. When that one is missing or malformed, the range before
+                    // this one names it, a smaller seq.
+                    let before = try withUnsafeBytes(of: (start - 1).bigEndian) { try cursor.find($0) }
+                    if let (_, value) = before, value.count >= Layout.eventHeaderSize {
+                        hashes.copyMemory(from: UnsafeRawBufferPointer(rebasing: value[Layout.hashRange]))
+                    }
                 }
-                item.raw = json
+                var entry = try withUnsafeBytes(of: start.bigEndian) { try cursor.seek($0) }
+                while let (key, value) = entry {
+                    if let end, !VerifyPart.precedes(key, end) { break }
+                    guard key.count == 8 else {
+                        failed(want, "an events key is \(key.count) bytes, not 8")
+                        return
+                    }
+                    // LMDB puts appended entries below one another in a page: fetch
+                    // where the next one lies while this one is hashed and read.
+                    let below = key.baseAddress! - 8
+                    for line in 1...5 { prefetch(below - 64 * line) }
+                    let seq: UInt64 = Layout.readBigEndian(key)
+                    if seq != want {
+                        failed(want, seq > want ? "event seq \(want) is missing (next stored is \(seq))" : "event seq \(seq) is out of order")
+                        return
+                    }
+                    guard value.count > Layout.eventHeaderSize, let (type, compressed) = Layout.recordKind(value[0]),
+                        !compressed || value.count > Layout.eventHeaderSize + 1
+                    else {
+                        failed(seq, "event seq \(seq) has a malformed header")
+                        return
+                    }
+                    var dictionary: Unmanaged<RecordDictionary>?
+                    let digestAt = compressed ? Int(value[Layout.eventHeaderSize]) * 32 : 0
+                    if compressed {
+                        let number = Int(value[Layout.eventHeaderSize])
+                        if dictionaries[number] == nil {
+                            dictionaries[number] = try reader.dictionary(UInt8(number))
+                            if let d = dictionaries[number] { digests.replaceSubrange(digestAt..<(digestAt + 32), with: d.digest) }
+                        }
+                        guard let d = dictionaries[number] else {
+                            failed(seq, "event seq \(seq) is compressed with dictionary \(number), which the store lacks")
+                            return
+                        }
+                        // Unretained: `dictionaries` keeps it.
+                        dictionary = Unmanaged.passUnretained(d)
+                    }
+                    // The hash into the other half of `hashes`, which becomes `previous`.
+                    let hash = hashes.baseAddress! + (current ^ 32)
+                    let previous = UnsafeRawBufferPointer(rebasing: hashes[current..<(current + 32)])
+                    if compressed {
+                        digests.withUnsafeBytes { table in
+                            Layout.chainHash(
+                                previous: previous, seq: key, value: value,
+                                dictionaryDigest: UnsafeRawBufferPointer(rebasing: table[digestAt..<(digestAt + 32)]), context: hasher,
+                                into: hash)
+                        }
+                    } else {
+                        Layout.chainHash(previous: previous, seq: key, value: value, context: hasher, into: hash)
+                    }
+                    if !JSONText.memcmpEqual(hash, value.baseAddress! + Layout.hashRange.lowerBound, 32) {
+                        failed(seq, "event seq \(seq) does not match its chain hash (changed, removed or reordered)")
+                        return
+                    }
+                    let at = Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9)))
+                    let body = UnsafeRawBufferPointer(rebasing: value[(Layout.eventHeaderSize + (compressed ? 1 : 0))...])
+                    guard entries(seq: seq, type: type, at: at, body: body, dictionary: dictionary) else { return }
+                    current ^= 32
+                    want += 1
+                    entry = try cursor.next()
+                }
+                if let end, want < end {
+                    let next = entry.flatMap { $0.key.count == 8 ? Layout.readBigEndian($0.key) as UInt64 : nil }
+                    failed(want, "event seq \(want) is missing" + (next.map { " (next stored is \($0))" } ?? ""))
+                } else if end == nil, want > start {
+                    found.last = ChainHead(seq: want - 1, hash: Array(hashes[current..<(current + 32)]))
+                }
             }
-            result.jsonBytes += item.raw.count
+            return want - start
+        }
+
+        /// Adds the index entries event `seq` calls for, read from its JSON (`body`,
+        /// compressed with `dictionary` when given); false, with `failure` set, when it no
+        /// longer decompresses, decodes, or agrees with its header.
+        private mutating func entries(
+            seq: UInt64, type: EventType, at: Timestamp, body: UnsafeRawBufferPointer, dictionary: Unmanaged<RecordDictionary>?
+        ) -> Bool {
+            var raw = body
+            if let dictionary {
+                guard let json = dictionary._withUnsafeGuaranteedRef({ decompressor.decompress(body, with: $0) }) else {
+                    failed(seq, "event seq \(seq) no longer decompresses")
+                    return false
+                }
+                raw = json
+            }
+            found.jsonBytes += raw.count
             // The fields that decide the entries, read straight from the JSON ingest
             // validated; anything unexpected goes through the full decoder below.
-            if scanner.scan(item.raw), scanner.type == item.type, scanner.at == item.at {
-                scanner.forEachEntry(seq: item.seq) { slot, key, value in result.digest.add(slot, key, value) }
-                if scanner.isUnregistration { result.deferred.append((item.seq, scanner.deferredUnregistration())) }
-                result.counts[Int(item.type.rawValue) - 1] += 1
-                continue
+            if scanner.scan(raw), scanner.type == type, scanner.at == at {
+                scanner.forEachEntry(seq: seq) { slot, key, value in found.expected.add(slot, key, value) }
+                if scanner.isUnregistration { found.deferred.append((seq, scanner.deferredUnregistration())) }
+                found.counts[Int(type.rawValue) - 1] += 1
+                return true
             }
             let event: Event
             do {
-                event = try decoder.decode(item.raw)
+                event = try decoder.decode(raw)
             } catch {
-                result.failure = (item.seq, "event seq \(item.seq) no longer decodes: \(InvalidEvent.from(error).reason)")
-                return
+                failed(seq, "event seq \(seq) no longer decodes: \(InvalidEvent.from(error).reason)")
+                return false
             }
-            if event.type != item.type || event.at != item.at {
-                result.failure = (item.seq, "event seq \(item.seq) header disagrees with its JSON")
-                return
+            if event.type != type || event.at != at {
+                failed(seq, "event seq \(seq) header disagrees with its JSON")
+                return false
             }
-            for (index, key) in Layout.indexEntries(of: event, seq: item.seq, notificationDevice: { _ in nil })
-            where index != .unregistered {
-                result.digest.add(IndexDigest.slot(index), key, Layout.indexValue(index, event.at, item.seq))
+            for (index, key) in Layout.indexEntries(of: event, seq: seq, notificationDevice: { _ in nil }) where index != .unregistered {
+                found.expected.add(IndexDigest.slot(index), key, Layout.indexValue(index, event.at, seq))
             }
             if let d = event.delivery, Layout.isUnregistration(d) {
-                result.deferred.append((item.seq, (d.notificationID, event.device)))
+                found.deferred.append((seq, (d.notificationID, event.device)))
             }
-            result.digest.add(IndexDigest.ids, event.identityKey, Layout.bigEndian(item.seq))
-            result.counts[Int(item.type.rawValue) - 1] += 1
-        }
-    }
-}
-
-/// The indexes' digest, computed on the worker thread in a read transaction of its
-/// own, which must see the same snapshot as the verifying one (same transaction id);
-/// otherwise, or on any error, `digest` stays nil and the verifying thread scans the
-/// indexes itself after the walk.
-final class IndexScan: @unchecked Sendable {
-    private let reader: StoreReader
-    /// Read after the worker is joined.
-    private(set) var digest: IndexDigest?
-
-    init(reader: StoreReader) { self.reader = reader }
-
-    func run() {
-        let snapshot = reader.txn.id
-        digest = try? reader.store.read { other -> IndexDigest? in
-            guard other.txn.id == snapshot else { return nil }
-            var digest = IndexDigest()
-            try Verifier(reader: other, progress: nil).scanIndexes(into: &digest)
-            return digest
-        }
-    }
-}
-
-/// The chunks waiting for the worker: `tryPush` refuses when full (the walking thread
-/// then reads the chunk itself) instead of waiting.
-final class ChunkQueue: @unchecked Sendable {
-    private let monitor = Monitor()
-    private var items: [ChunkDecoder.Chunk] = []
-    private let capacity: Int
-    private var closed = false
-
-    init(capacity: Int) { self.capacity = capacity }
-
-    func tryPush(_ chunk: ChunkDecoder.Chunk) -> Bool {
-        monitor.locked {
-            guard items.count < capacity else { return false }
-            items.append(chunk)
-            monitor.broadcast()
+            found.expected.add(IndexDigest.ids, event.identityKey, Layout.bigEndian(seq))
+            found.counts[Int(type.rawValue) - 1] += 1
             return true
         }
     }
-
-    /// The next chunk, waiting for one; nil once closed and drained.
-    func pop() -> ChunkDecoder.Chunk? {
-        monitor.locked {
-            while items.isEmpty && !closed { monitor.wait() }
-            return items.isEmpty ? nil : items.removeFirst()
-        }
-    }
-
-    /// The next chunk if one is queued.
-    func tryPop() -> ChunkDecoder.Chunk? {
-        monitor.locked { items.isEmpty ? nil : items.removeFirst() }
-    }
-
-    func close() {
-        monitor.locked {
-            closed = true
-            monitor.broadcast()
-        }
-    }
 }
 
+/// 64 bytes for two chain hashes, on the heap: `Checker` is copied in and out.
+final class HashPair {
+    let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
+    deinit { bytes.deallocate() }
+}
+
+/// An order-independent digest of a multiset of index entries: per database, the
+/// count and the wrapping sum of a 64-bit hash of each (key, value).
 struct IndexDigest {
     /// The digested databases, by slot: `ids`, then the indexes in `Layout.Index` order.
     static let names = ["ids"] + Layout.Index.allCases.map(\.rawValue)
