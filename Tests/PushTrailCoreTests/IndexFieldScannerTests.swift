@@ -209,6 +209,25 @@ struct IndexFieldScannerTests {
         #expect(IndexFieldScannerTests.check(rewritten, "hand-written rewritten") == rewritten.count)
     }
 
+    @Test("hasUppercase, eight bytes at a time, agrees with a byte-by-byte check: every byte value at every position of 1 to 24 bytes")
+    func uppercaseCheck() {
+        for length in 1...24 {
+            for position in 0..<length {
+                for value in 0...255 {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[position] = UInt8(value)
+                    let expected = value >= 0x41 && value <= 0x5A
+                    let got = bytes.withUnsafeBytes { IndexFieldScanner.hasUppercase($0) }
+                    if got != expected {
+                        Issue.record("byte 0x\(String(value, radix: 16)) at \(position) of \(length): \(got)")
+                        return
+                    }
+                }
+            }
+        }
+        #expect(![UInt8]().withUnsafeBytes { IndexFieldScanner.hasUppercase($0) })
+    }
+
     @Test("what ingest would refuse is handed to the decoder, not read")
     func refusals() {
         var scanner = IndexFieldScanner()

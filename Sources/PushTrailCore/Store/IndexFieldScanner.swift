@@ -436,7 +436,7 @@ extension IndexFieldScanner.Parser {
     /// Lends `field`'s bytes ASCII-lowercased (`EventID.normalizedNotificationID`).
     func withLowered<R>(_ field: Field, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         withBytes(field) { b in
-            if !b.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) { return body(b) }
+            if !IndexFieldScanner.hasUppercase(b) { return body(b) }
             return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: b.count) { out in
                 for (k, c) in b.enumerated() { out[k] = c >= 0x41 && c <= 0x5A ? c | 0x20 : c }
                 return body(UnsafeRawBufferPointer(out))
@@ -446,6 +446,31 @@ extension IndexFieldScanner.Parser {
 }
 
 extension IndexFieldScanner {
+    /// Whether `b` holds an ASCII capital letter, eight bytes at a time (ids are
+    /// mostly lowercase already).
+    static func hasUppercase(_ b: UnsafeRawBufferPointer) -> Bool {
+        let n = b.count
+        guard n > 0, let base = b.baseAddress else { return false }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        var i = 0
+        while i + 8 <= n {
+            let w = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            // Per byte (as 7-bit values, then ruling out bytes ≥ 0x80): ≥ 0x41 and ≤ 0x5A.
+            let low7 = w & ~high
+            let aboveA = (low7 &+ ones &* (0x80 - 0x41)) & high
+            let aboveZ = (low7 &+ ones &* (0x80 - 0x5B)) & high
+            if aboveA & ~aboveZ & ~w != 0 { return true }
+            i += 8
+        }
+        while i < n {
+            let c = base.load(fromByteOffset: i, as: UInt8.self)
+            if c >= 0x41 && c <= 0x5A { return true }
+            i += 1
+        }
+        return false
+    }
+
     // MARK: - Entries
 
     /// Whether the event is a 410 delivery: its `unregistered` entry needs the stored

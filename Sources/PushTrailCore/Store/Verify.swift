@@ -387,9 +387,9 @@ extension VerifyPart {
         /// SHA-256 digests (32 bytes at 32 × the number) for the chain.
         private var dictionaries = [RecordDictionary?](repeating: nil, count: 256)
         private var digests = [UInt8](repeating: 0, count: 256 * 32)
-        /// The previous event's hash at `current`, the one being computed in the other
-        /// half.
-        private let hashes = HashPair()
+        /// The start of the record being hashed: the previous event's hash (then this
+        /// one's), its seq and its header.
+        private let prefix = ChainPrefix()
 
         private mutating func failed(_ seq: UInt64, _ problem: String) {
             if found.failure.map({ seq < $0.0 }) ?? true { found.failure = (seq, problem) }
@@ -398,9 +398,9 @@ extension VerifyPart {
         /// Checks the events from seq `start` to the key `end` (or the end of the log);
         /// returns how many it checked.
         mutating func check(from start: UInt64, to end: UInt64?, reader: StoreReader) throws -> UInt64 {
-            let hashes = self.hashes.bytes
-            hashes.initializeMemory(as: UInt8.self, repeating: 0)
-            var current = 0
+            let prefix = self.prefix.bytes
+            prefix.initializeMemory(as: UInt8.self, repeating: 0)
+            let hash = prefix.baseAddress!
             var want = start
             try reader.txn.withCursor(reader.store.events) { cursor in
                 if start > 1 {
@@ -409,7 +409,7 @@ extension VerifyPart {
                     // this one names it, a smaller seq.
                     let before = try withUnsafeBytes(of: (start - 1).bigEndian) { try cursor.find($0) }
                     if let (_, value) = before, value.count >= Layout.eventHeaderSize {
-                        hashes.copyMemory(from: UnsafeRawBufferPointer(rebasing: value[Layout.hashRange]))
+                        prefix.copyMemory(from: UnsafeRawBufferPointer(rebasing: value[Layout.hashRange]))
                     }
                 }
                 var entry = try withUnsafeBytes(of: start.bigEndian) { try cursor.seek($0) }
@@ -449,18 +449,18 @@ extension VerifyPart {
                         // Unretained: `dictionaries` keeps it.
                         dictionary = Unmanaged.passUnretained(d)
                     }
-                    // The hash into the other half of `hashes`, which becomes `previous`.
-                    let hash = hashes.baseAddress! + (current ^ 32)
-                    let previous = UnsafeRawBufferPointer(rebasing: hashes[current..<(current + 32)])
+                    // `Layout.chainHash`, its first 57 bytes (previous hash ‖ seq ‖ header)
+                    // laid out in one piece; the new hash replaces the previous one.
+                    (hash + 32).copyMemory(from: key.baseAddress!, byteCount: 8)
+                    (hash + 40).copyMemory(from: value.baseAddress!, byteCount: Layout.hashRange.lowerBound)
+                    let head = UnsafeRawBufferPointer(start: hash, count: ChainPrefix.size)
+                    let rest = UnsafeRawBufferPointer(rebasing: value[Layout.eventHeaderSize...])
                     if compressed {
                         digests.withUnsafeBytes { table in
-                            Layout.chainHash(
-                                previous: previous, seq: key, value: value,
-                                dictionaryDigest: UnsafeRawBufferPointer(rebasing: table[digestAt..<(digestAt + 32)]), context: hasher,
-                                into: hash)
+                            hasher.digest(head, rest, UnsafeRawBufferPointer(rebasing: table[digestAt..<(digestAt + 32)]), into: hash)
                         }
                     } else {
-                        Layout.chainHash(previous: previous, seq: key, value: value, context: hasher, into: hash)
+                        hasher.digest(head, rest, into: hash)
                     }
                     if !JSONText.memcmpEqual(hash, value.baseAddress! + Layout.hashRange.lowerBound, 32) {
                         failed(seq, "event seq \(seq) does not match its chain hash (changed, removed or reordered)")
@@ -469,7 +469,6 @@ extension VerifyPart {
                     let at = Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9)))
                     let body = UnsafeRawBufferPointer(rebasing: value[(Layout.eventHeaderSize + (compressed ? 1 : 0))...])
                     guard entries(seq: seq, type: type, at: at, body: body, dictionary: dictionary) else { return }
-                    current ^= 32
                     want += 1
                     entry = try cursor.next()
                 }
@@ -477,7 +476,7 @@ extension VerifyPart {
                     let next = entry.flatMap { $0.key.count == 8 ? Layout.readBigEndian($0.key) as UInt64 : nil }
                     failed(want, "event seq \(want) is missing" + (next.map { " (next stored is \($0))" } ?? ""))
                 } else if end == nil, want > start {
-                    found.last = ChainHead(seq: want - 1, hash: Array(hashes[current..<(current + 32)]))
+                    found.last = ChainHead(seq: want - 1, hash: Array(prefix[0..<32]))
                 }
             }
             return want - start
@@ -530,8 +529,11 @@ extension VerifyPart {
     }
 }
 
-/// 64 bytes for two chain hashes, on the heap: `Checker` is copied in and out.
-final class HashPair {
+/// The first bytes of a record as the chain hashes it (docs/STORE.md): the previous
+/// hash (32), the seq (8) and the record's header up to its hash (17). On the heap:
+/// `Checker` is copied in and out.
+final class ChainPrefix {
+    static let size = 32 + 8 + Layout.hashRange.lowerBound
     let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
     deinit { bytes.deallocate() }
 }
@@ -591,23 +593,25 @@ struct IndexDigest {
     @inline(__always) private static func absorb(_ h: UInt64, _ bytes: UnsafeRawBufferPointer) -> UInt64 {
         var h = mix(h, UInt64(bytes.count))
         let n = bytes.count
-        guard n > 0 else { return h }
-        let base = bytes.baseAddress!
+        guard n > 0, let base = bytes.baseAddress else { return h }
+        if n < 8 {
+            // Up to seven bytes as one word (two overlapping loads; the length is in `h`).
+            let w: UInt64
+            if n >= 4 {
+                w = UInt64(base.loadUnaligned(as: UInt32.self)) << 32 | UInt64(base.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self))
+            } else {
+                w = UInt64(base.load(as: UInt8.self)) << 16 | UInt64(base.load(fromByteOffset: n / 2, as: UInt8.self)) << 8
+                    | UInt64(base.load(fromByteOffset: n - 1, as: UInt8.self))
+            }
+            return mix(h, w)
+        }
         var i = 0
         while i + 8 <= n {
             h = mix(h, base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
             i += 8
         }
-        if i < n {
-            var w: UInt64 = 0
-            var shift: UInt64 = 0
-            while i < n {
-                w |= UInt64(base.load(fromByteOffset: i, as: UInt8.self)) << shift
-                shift += 8
-                i += 1
-            }
-            h = mix(h, w)
-        }
+        // The last bytes, as the word that ends the key (overlapping the one before).
+        if i < n { h = mix(h, base.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)) }
         return h
     }
 
