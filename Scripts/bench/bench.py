@@ -123,6 +123,11 @@ class RssSampler(threading.Thread):
             self.stop.wait(self.period)
 
 
+def verify_reps(ingest_reps):
+    """How many times verify runs: at least five."""
+    return max(ingest_reps, 5)
+
+
 def run(cmd, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL, ok=(0,), rss=False,
         env=None, what=None):
     """Runs cmd once, timed. With rss=True it runs under /usr/bin/time -f %M and
@@ -267,7 +272,7 @@ class Bench:
             "seed": 42,
             "command": a.command,
             "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "settings": {"ingest_reps": a.ingest_reps, "query_reps": a.query_reps,
+            "settings": {"ingest_reps": a.ingest_reps, "verify_reps": verify_reps(a.ingest_reps), "query_reps": a.query_reps,
                          "jq_reps": a.jq_reps, "skip": sorted(a.skip)},
             "phases_s": {},
         }
@@ -605,11 +610,15 @@ COMMIT;
     def verify_audit(self):
         t0 = time.perf_counter()
         R = self.a.ingest_reps
+        # verify takes about a second and both cores: a few more runs steady its median
+        # on a shared machine at little cost.
+        V = verify_reps(R)
         v, au = [], []
-        for rep in range(R):
-            log("verify %d/%d…" % (rep + 1, R))
+        for rep in range(V):
+            log("verify %d/%d…" % (rep + 1, V))
             v.append(run([self.pt, "--store", self.store, "verify"], env=self.env, what="pushtrail verify", rss=True))
             log("  %.2f s" % v[-1].wall)
+        for rep in range(R):
             log("audit %d/%d…" % (rep + 1, R))
             au.append(run([self.pt, "--store", self.store, "audit"], env=self.env, ok=(0, 1),
                           what="pushtrail audit", rss=True))
@@ -812,8 +821,9 @@ COMMIT;
                          "(2 means both cores busy before the run began)." % (la["median"], la["max"]))
         skipped = s.get("skip", [])
         jq = "no jq runs" if ("jq" in skipped or not s["jq_reps"]) else "%d jq run(s)" % s["jq_reps"]
-        lines.append("Medians (min–max) of %d ingest/verify/audit runs, %d query runs (fresh process each, after 2 warm-up runs), %s%s." % (
-            s["ingest_reps"], s["query_reps"], jq, "; skipped: " + ", ".join(skipped) if skipped else ""))
+        lines.append("Medians (min–max) of %d ingest/audit runs, %d verify runs, %d query runs (fresh process each, after 2 warm-up runs), %s%s." % (
+            s["ingest_reps"], s.get("verify_reps", s["ingest_reps"]), s["query_reps"], jq,
+            "; skipped: " + ", ".join(skipped) if skipped else ""))
         lines.append("")
         lines.append("| measurement | pushtrail | sqlite3 | other baseline | ratio | target | result |")
         lines.append("|---|---|---|---|---|---|---|")
