@@ -65,6 +65,37 @@ struct ConcurrencyTests {
         #expect(try verify.json()["events"]?.int == 8001)
     }
 
+    @Test("verify while 40 ingests commit: every run passes on the snapshot it reads, and the counts only grow")
+    func verifyWhileWriting() throws {
+        let dir = try TempDir()
+        // Enough events that verify's threads share ranges of them.
+        let first = try dir.write("first.ndjson", lines: Line.deliveries("v0", count: 3000))
+        #expect(try Binary.run(["--store", dir.store, "ingest", "-q", first]).status == 0)
+        let inputs = try (1...40).map { p in try dir.write("in\(p).ndjson", lines: Line.deliveries("v\(p)", count: 100)) }
+        let writers = try inputs.map { try Binary.start(["--store", dir.store, "ingest", "-q", $0]) }
+        var runs = 0
+        var failures: [String] = []
+        var last = 0
+        var writersDone = false
+        while !writersDone {
+            let r = try Binary.run(["--store", dir.store, "verify", "--json"])
+            runs += 1
+            if r.status != 0 {
+                failures.append("\(r)")
+            } else if let events = try r.json()["events"]?.int {
+                if events < last { failures.append("events went from \(last) to \(events)") }
+                last = events
+            }
+            writersDone = writers.allSatisfy { !$0.process.isRunning }
+        }
+        for w in writers { #expect(try w.wait().status == 0) }
+        #expect(failures.isEmpty, "\(failures.prefix(3))")
+        #expect(runs >= 2)
+        let verify = try Binary.run(["--store", dir.store, "verify", "--json"])
+        #expect(verify.status == 0, "\(verify)")
+        #expect(try verify.json()["events"]?.int == 3000 + 40 * 100)
+    }
+
     @Test("a writer killed while it holds the write transaction does not block the others")
     func killedWriterHoldingTheLock() throws {
         let dir = try TempDir()
