@@ -36,6 +36,10 @@ public struct EnvironmentOptions: Sendable {
     public var assertionHandler: AssertionHandler?
 
     public typealias AssertionHandler = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Void
+    /// A name the assertion handler can read back with `Environment.label(of:)` (it
+    /// cannot capture anything): kept as LMDB's user context of the environment, so
+    /// that environments open at once in one process each keep their own.
+    public var label: String?
 
     public init() {}
 }
@@ -65,6 +69,7 @@ public final class Environment: @unchecked Sendable {
             try check(mdb_env_set_maxreaders(env, options.maxReaders), "mdb_env_set_maxreaders")
             try check(mdb_env_set_mapsize(env, options.mapSize), "mdb_env_set_mapsize")
             if let handler = options.assertionHandler { _ = mdb_env_set_assert(env, handler) }
+            if let label = options.label { _ = mdb_env_set_userctx(env, strdup(label)) }
             var flags = UInt32(MDB_NOTLS)
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
             if options.noReadahead { flags |= UInt32(MDB_NORDAHEAD) }
@@ -72,6 +77,7 @@ public final class Environment: @unchecked Sendable {
             if options.writeMap && !options.readOnly { flags |= UInt32(MDB_WRITEMAP) }
             try check(mdb_env_open(env, path, flags, options.fileMode), "mdb_env_open \(path)")
         } catch {
+            free(mdb_env_get_userctx(env))
             mdb_env_close(env)
             throw error
         }
@@ -81,7 +87,18 @@ public final class Environment: @unchecked Sendable {
         self.isWriteMap = options.writeMap && !options.readOnly
     }
 
-    deinit { mdb_env_close(handle) }
+    deinit {
+        let label = mdb_env_get_userctx(handle)
+        mdb_env_close(handle)
+        free(label)
+    }
+
+    /// The `EnvironmentOptions.label` of the environment `env` was opened with, for an
+    /// assertion handler.
+    public static func label(of env: OpaquePointer?) -> String? {
+        guard let env, let label = mdb_env_get_userctx(env) else { return nil }
+        return String(cString: label.assumingMemoryBound(to: CChar.self))
+    }
 
     /// Runs `body` in a read-only transaction that ends when `body` returns.
     /// Everything read through it is a consistent snapshot.

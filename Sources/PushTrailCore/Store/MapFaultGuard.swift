@@ -73,18 +73,15 @@ enum MapFaultGuard {
 /// does (LMDB extends a writable map's file when it opens it), so a refused write
 /// leaves the file as it found it: nothing of an uncommitted transaction is reachable.
 enum DamagedPageGuard {
-    nonisolated(unsafe) private static var storePath = ""
-
-    /// The handler for `EnvironmentOptions.assertionHandler` of the store at `path`.
-    static func handler(store path: String) -> EnvironmentOptions.AssertionHandler {
-        storePath = path
-        return { env, detail in
-            if let env { Environment.trimToLastCommit(env) }
-            let what = detail.map { String(cString: $0) } ?? "an internal check failed"
-            let line = "pushtrail: store \(DamagedPageGuard.storePath) is damaged (LMDB: \(what)): nothing was written; "
-                + "run pushtrail verify, and restore the store from a copy\n"
-            line.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
-            _exit(MapFaultGuard.exitStatus)
-        }
+    /// The handler for `EnvironmentOptions.assertionHandler`. It names the store by the
+    /// environment's label (`EnvironmentOptions.label`, the store's path) rather than a
+    /// global, which stores opened at once in one process (the tests) would race on.
+    static let handler: EnvironmentOptions.AssertionHandler = { env, detail in
+        if let env { Environment.trimToLastCommit(env) }
+        let what = detail.map { String(cString: $0) } ?? "an internal check failed"
+        let line = "pushtrail: store \(Environment.label(of: env) ?? "(unknown)") is damaged (LMDB: \(what)): nothing was written; "
+            + "run pushtrail verify, and restore the store from a copy\n"
+        line.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
+        _exit(MapFaultGuard.exitStatus)
     }
 }

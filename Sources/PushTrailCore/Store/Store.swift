@@ -126,7 +126,8 @@ public final class Store: @unchecked Sendable {
         envOptions.readOnly = !create
         envOptions.maxDatabases = 16
         envOptions.writeMap = create && options.writeMap
-        envOptions.assertionHandler = DamagedPageGuard.handler(store: path)
+        envOptions.assertionHandler = DamagedPageGuard.handler
+        envOptions.label = path
         if create && access(dataPath, F_OK) != 0 { try Store.createAtomically(path, envOptions) }
         var lockFD: Int32 = -1
         if create {

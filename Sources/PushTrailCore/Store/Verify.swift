@@ -22,8 +22,8 @@ public struct VerifyReport: Sendable, Equatable {
 }
 
 extension Store {
-    /// Recomputes the whole chain from the events, and checks that the indexes hold
-    /// exactly the entries the events call for.
+    /// Checks the whole chain from the events, and that the indexes hold exactly the
+    /// entries the events call for, on one thread per core (`VerifyPart`).
     ///
     /// Indexes are checked by comparing, per index, an order-independent sum of entry
     /// hashes computed from the events with the same sum over the stored entries: one
@@ -273,7 +273,6 @@ struct Verifier {
     }
 }
 
-
 /// What the threads of one `verify` share: the work items, handed out in order, and
 /// how many events are checked so far.
 final class VerifyWork: @unchecked Sendable {
@@ -377,6 +376,8 @@ final class VerifyPart: @unchecked Sendable {
 }
 
 extension VerifyPart {
+    /// The thread's work and what it found so far: a value, so that nothing is
+    /// reference-counted or access-checked per event.
     struct Checker {
         var found = Found()
         private let hasher = SHA256.Context()
