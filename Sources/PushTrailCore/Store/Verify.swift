@@ -450,18 +450,15 @@ extension VerifyPart {
                         // Unretained: `dictionaries` keeps it.
                         dictionary = Unmanaged.passUnretained(d)
                     }
-                    // `Layout.chainHash`, its first 57 bytes (previous hash ‖ seq ‖ header)
-                    // laid out in one piece; the new hash replaces the previous one.
-                    (hash + 32).copyMemory(from: key.baseAddress!, byteCount: 8)
-                    (hash + 40).copyMemory(from: value.baseAddress!, byteCount: Layout.hashRange.lowerBound)
-                    let head = UnsafeRawBufferPointer(start: hash, count: ChainPrefix.size)
-                    let rest = UnsafeRawBufferPointer(rebasing: value[Layout.eventHeaderSize...])
+                    // The new hash replaces the previous one at `hash`.
                     if compressed {
                         digests.withUnsafeBytes { table in
-                            hasher.digest(head, rest, UnsafeRawBufferPointer(rebasing: table[digestAt..<(digestAt + 32)]), into: hash)
+                            Layout.chainHash(
+                                prefix: hash, seq: key, value: value,
+                                dictionaryDigest: UnsafeRawBufferPointer(rebasing: table[digestAt..<(digestAt + 32)]), context: hasher)
                         }
                     } else {
-                        hasher.digest(head, rest, into: hash)
+                        Layout.chainHash(prefix: hash, seq: key, value: value, context: hasher)
                     }
                     if !JSONText.memcmpEqual(hash, value.baseAddress! + Layout.hashRange.lowerBound, 32) {
                         failed(seq, "event seq \(seq) does not match its chain hash (changed, removed or reordered)")
@@ -530,12 +527,10 @@ extension VerifyPart {
     }
 }
 
-/// The first bytes of a record as the chain hashes it (docs/STORE.md): the previous
-/// hash (32), the seq (8) and the record's header up to its hash (17). On the heap:
+/// Room for `Layout.chainHash(prefix:…)`'s first bytes of a record. On the heap:
 /// `Checker` is copied in and out.
 final class ChainPrefix {
-    static let size = 32 + 8 + Layout.hashRange.lowerBound
-    let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
+    let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: Layout.chainPrefixSize, alignment: 8)
     deinit { bytes.deallocate() }
 }
 
