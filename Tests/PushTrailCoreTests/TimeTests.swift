@@ -135,6 +135,58 @@ struct TimestampTests {
         #expect(previous == "9999-12-31T12:34:56.000Z")
     }
 
+    @Test("the 24-byte fast path reads what the general parser reads, and leaves it everything else")
+    func canonicalFastPathAgrees() {
+        // Valid and out-of-range fields in the output format, then every position of some
+        // of them changed to bytes either side of the digits and separators.
+        var texts: [[UInt8]] = []
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next(_ bound: Int) -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((seed >> 33) % UInt64(bound))
+        }
+        func pad(_ v: Int, _ width: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, width - s.count)) + s
+        }
+        for _ in 0..<20_000 {
+            let text = "\(pad(next(10_000), 4))-\(pad(next(14), 2))-\(pad(next(33), 2))T\(pad(next(25), 2)):\(pad(next(61), 2)):"
+                + "\(pad(next(62), 2)).\(pad(next(1000), 3))Z"
+            texts.append(Array(text.utf8))
+        }
+        for text in ["2024-02-29T23:59:60.999Z", "2023-02-29T00:00:00.000Z", "2000-02-29T00:00:00.000Z", "1900-02-29T00:00:00.000Z",
+            "0000-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z", "2026-11-29T10:00:00.123Z"]
+        {
+            texts.append(Array(text.utf8))
+        }
+        let replacements: [UInt8] = [0x00, 0x20, 0x2D, 0x2E, 0x2F, 0x30, 0x39, 0x3A, 0x3F, 0x40, 0x54, 0x5A, 0x74, 0x7A, 0x96, 0xFF]
+        for base in texts.prefix(200) {
+            for k in base.indices {
+                for r in replacements where r != base[k] {
+                    var changed = base
+                    changed[k] = r
+                    texts.append(changed)
+                }
+            }
+        }
+        var fast = 0
+        var mismatches = 0
+        for text in texts {
+            text.withUnsafeBytes { b in
+                let general = Timestamp.parseAnyRFC3339(b)
+                if let t = Timestamp.parseCanonical(b) {
+                    fast += 1
+                    if t != general { mismatches += 1 }
+                } else if general != nil && b.last == UInt8(ascii: "Z") && b[10] == UInt8(ascii: "T") && b[19] == UInt8(ascii: ".") {
+                    mismatches += 1  // a valid time in the output format that the fast path left
+                }
+                if Timestamp.parseRFC3339(b) != general { mismatches += 1 }
+            }
+        }
+        #expect(mismatches == 0)
+        #expect(fast > 5_000, "the fast path read \(fast) of \(texts.count)")
+    }
+
     @Test("a date parses as midnight UTC")
     func dates() {
         #expect(Timestamp.parseDate("2026-11-29") == utcSeconds(referenceSeconds - 10 * 3600))

@@ -28,24 +28,27 @@ struct IndexFieldScanner {
         var range: Range<Int> { Int(start)..<Int(end) }
     }
 
-    /// The members read, from the last `scan`.
-    struct Members {
-        var type = Field()
-        var id = Field()
-        var at = Field()
-        var user = Field()
-        var device = Field()
-        var rootTaskID = Field()
-        var rootNotificationID = Field()
-        var rootThreadID = Field()
-        var status = Field()
-        var payload = Field()
-        var payloadTaskID = Field()
-        var aps = Field()
-        var apsThreadID = Field()
+    /// The members `scan` reads, each with its slot in `Slots`; `other` takes every
+    /// member it skips.
+    enum Member: Int {
+        case type, id, at, user, device, rootTaskID, rootNotificationID, rootThreadID, status
+        case payload, payloadTaskID, aps, apsThreadID, other
+        static let count = 14
     }
 
-    private var m = Members()
+    /// The members read by the last `scan`, one `Field` per `Member`. On the heap, so
+    /// that the parser writes each member in place (a struct of them passed `inout`
+    /// down the recursion was copied with `memcpy` at every member) and copying the
+    /// scanner copies a reference.
+    final class Slots {
+        let fields = UnsafeMutablePointer<Field>.allocate(capacity: Member.count)
+        init() { fields.initialize(repeating: Field(), count: Member.count) }
+        deinit { fields.deallocate() }
+    }
+
+    private let slots = Slots()
+    @inline(__always) private func field(_ member: Member) -> Field { slots.fields[member.rawValue] }
+
     private(set) var type = EventType.notification
     private(set) var at = Timestamp(microseconds: 0)
 
@@ -62,7 +65,7 @@ struct IndexFieldScanner {
     init() {}
 
     /// The last scanned event's bytes, for reading its fields.
-    private var text: Parser { Parser(bytes: bytes) }
+    private var text: Parser { Parser(bytes: bytes, slots: slots.fields) }
 
     // MARK: - Scanning
 
@@ -70,12 +73,12 @@ struct IndexFieldScanner {
     /// (then decode it with `EventDecoder`).
     mutating func scan(_ raw: UnsafeRawBufferPointer) -> Bool {
         bytes = raw
-        m = Members()
+        slots.fields.update(repeating: Field(), count: Member.count)
         guard raw.count > 0, raw.count <= EventDecoder.maxLineBytes else { return false }
-        let parser = Parser(bytes: raw)
+        let parser = text
         var i = 0
         parser.skipWhitespace(&i)
-        guard parser.object(&i, level: 0, &m) else { return false }
+        guard parser.object(&i, level: 0) else { return false }
         parser.skipWhitespace(&i)
         guard i == raw.count else { return false }
         return resolve()
@@ -83,14 +86,14 @@ struct IndexFieldScanner {
 
     /// What the members read mean, by the event's type (as `EventDecoder` reads them).
     private mutating func resolve() -> Bool {
-        guard m.type.kind == .string, m.id.kind == .string, m.at.kind == .string, m.user.kind == .string else { return false }
-        guard let t = text.eventType(m.type) else { return false }
+        guard field(.type).kind == .string, field(.id).kind == .string, field(.at).kind == .string, field(.user).kind == .string else { return false }
+        guard let t = text.eventType(field(.type)) else { return false }
         type = t
-        guard let at = text.timestamp(m.at) else { return false }
+        guard let at = text.timestamp(field(.at)) else { return false }
         self.at = at
-        guard (1...128).contains(text.length(m.id)), (1...256).contains(text.length(m.user)) else { return false }
-        if m.device.kind != .absent {
-            guard m.device.kind == .string, (1...4096).contains(text.length(m.device)) else { return false }
+        guard (1...128).contains(text.length(field(.id))), (1...256).contains(text.length(field(.user))) else { return false }
+        if field(.device).kind != .absent {
+            guard field(.device).kind == .string, (1...4096).contains(text.length(field(.device))) else { return false }
         }
         taskID = nil
         thread = Field()
@@ -98,30 +101,30 @@ struct IndexFieldScanner {
         deliveryStatus = 0
         switch type {
         case .notification:
-            guard m.payload.kind == .object, m.aps.kind == .object else { return false }
-            if m.payloadTaskID.kind != .absent {
-                guard let v = text.integer(m.payloadTaskID) else { return false }
+            guard field(.payload).kind == .object, field(.aps).kind == .object else { return false }
+            if field(.payloadTaskID).kind != .absent {
+                guard let v = text.integer(field(.payloadTaskID)) else { return false }
                 taskID = v
             }
-            if m.apsThreadID.kind != .absent {
-                guard m.apsThreadID.kind == .string, (1...255).contains(text.length(m.apsThreadID)) else { return false }
-                thread = m.apsThreadID
+            if field(.apsThreadID).kind != .absent {
+                guard field(.apsThreadID).kind == .string, (1...255).contains(text.length(field(.apsThreadID))) else { return false }
+                thread = field(.apsThreadID)
             }
         case .action:
-            guard let v = text.integer(m.rootTaskID) else { return false }
+            guard let v = text.integer(field(.rootTaskID)) else { return false }
             taskID = v
-            if m.rootNotificationID.kind != .absent {
-                guard m.rootNotificationID.kind == .string, (1...128).contains(text.length(m.rootNotificationID)) else { return false }
-                ref = m.rootNotificationID
+            if field(.rootNotificationID).kind != .absent {
+                guard field(.rootNotificationID).kind == .string, (1...128).contains(text.length(field(.rootNotificationID))) else { return false }
+                ref = field(.rootNotificationID)
             }
-            if m.rootThreadID.kind != .absent {
-                guard m.rootThreadID.kind == .string, (1...255).contains(text.length(m.rootThreadID)) else { return false }
-                thread = m.rootThreadID
+            if field(.rootThreadID).kind != .absent {
+                guard field(.rootThreadID).kind == .string, (1...255).contains(text.length(field(.rootThreadID))) else { return false }
+                thread = field(.rootThreadID)
             }
         case .delivery:
-            guard m.rootNotificationID.kind == .string, (1...128).contains(text.length(m.rootNotificationID)) else { return false }
-            ref = m.rootNotificationID
-            guard let s = text.integer(m.status), s >= 100, s <= 599 else { return false }
+            guard field(.rootNotificationID).kind == .string, (1...128).contains(text.length(field(.rootNotificationID))) else { return false }
+            ref = field(.rootNotificationID)
+            guard let s = text.integer(field(.status)), s >= 100, s <= 599 else { return false }
             deliveryStatus = Int(s)
         }
         return true
@@ -131,10 +134,12 @@ struct IndexFieldScanner {
     /// scanner.
     struct Parser {
         let bytes: UnsafeRawBufferPointer
+        /// Where `object` puts the members it reads (`Slots.fields`).
+        let slots: UnsafeMutablePointer<Field>
 
         /// The members of the object at `i` (its `{`); `level` 0 is the event, 1 its
         /// `payload`, 2 `payload.aps`. Leaves `i` past the `}`.
-        func object(_ i: inout Int, level: Int, _ m: inout Members) -> Bool {
+        func object(_ i: inout Int, level: Int) -> Bool {
             let n = bytes.count
             guard i < n, bytes[i] == UInt8(ascii: "{") else { return false }
             i += 1
@@ -144,28 +149,38 @@ struct IndexFieldScanner {
                 i += 1
                 return true
             }
+            // Whitespace is skipped only where the byte found is not the one expected:
+            // ingest stores events as they came, which is mostly without it.
             while true {
                 guard i < n, bytes[i] == UInt8(ascii: "\"") else { return false }
                 let keyStart = i + 1
-                guard let (keyEnd, keyEscaped) = string(&i) else { return false }
-                skipWhitespace(&i)
-                guard i < n, bytes[i] == UInt8(ascii: ":") else { return false }
-                i += 1
-                skipWhitespace(&i)
+                guard let (keyEnd, keyEscaped) = string(&i), let member = classify(level: level, keyStart, keyEnd, keyEscaped)
+                else { return false }
                 guard i < n else { return false }
-                guard let member = classify(level: level, keyStart, keyEnd, keyEscaped) else { return false }
-                let c = bytes[i]
-                var field = Field(start: Int32(i))
+                if bytes[i] != UInt8(ascii: ":") {
+                    skipWhitespace(&i)
+                    guard i < n, bytes[i] == UInt8(ascii: ":") else { return false }
+                }
+                i += 1
+                guard i < n else { return false }
+                var c = bytes[i]
+                if c <= 0x20 {
+                    skipWhitespace(&i)
+                    guard i < n else { return false }
+                    c = bytes[i]
+                }
+                // Offsets fit in 32 bits: `scan` takes at most `maxLineBytes`.
+                var field = Field(start: Int32(truncatingIfNeeded: i))
                 if c == UInt8(ascii: "\"") {
-                    field.start = Int32(i + 1)
+                    field.start = Int32(truncatingIfNeeded: i + 1)
                     guard let (end, escaped) = string(&i) else { return false }
                     field.kind = .string
-                    field.end = Int32(end)
+                    field.end = Int32(truncatingIfNeeded: end)
                     field.escaped = escaped
                 } else if c == UInt8(ascii: "{") {
                     field.kind = .object
                     if member == .payload || member == .aps {
-                        guard object(&i, level: level + 1, &m) else { return false }
+                        guard object(&i, level: level + 1) else { return false }
                     } else {
                         guard skipContainer(&i) else { return false }
                     }
@@ -174,58 +189,37 @@ struct IndexFieldScanner {
                     guard skipContainer(&i) else { return false }
                 } else {
                     field.kind = c == UInt8(ascii: "-") || c &- UInt8(ascii: "0") < 10 ? .number : .other
+                    // A number or literal ends at a separator or whitespace (any byte up
+                    // to 0x20: a control byte here is not JSON, and fails below).
                     while i < n {
                         let d = bytes[i]
-                        if d == UInt8(ascii: ",") || d == UInt8(ascii: "}") || d == UInt8(ascii: "]") || d == 0x20 || d == 0x0A
-                            || d == 0x0D || d == 0x09
-                        {
-                            break
-                        }
+                        if d <= 0x20 || d == UInt8(ascii: ",") || d == UInt8(ascii: "}") || d == UInt8(ascii: "]") { break }
                         i += 1
                     }
-                    field.end = Int32(i)
+                    field.end = Int32(truncatingIfNeeded: i)
                     guard field.end > field.start else { return false }
                 }
-                if member != .none {
+                if member != .other {
                     // A member read twice: not what ingest accepted (it refuses duplicate keys).
-                    guard Parser.store(member, field, &m) else { return false }
+                    let slot = slots + member.rawValue
+                    guard slot.pointee.kind == .absent else { return false }
+                    slot.pointee = field
                 }
-                skipWhitespace(&i)
                 guard i < n else { return false }
-                if bytes[i] == UInt8(ascii: ",") {
-                    i += 1
+                var d = bytes[i]
+                if d <= 0x20 {
                     skipWhitespace(&i)
+                    guard i < n else { return false }
+                    d = bytes[i]
+                }
+                if d == UInt8(ascii: ",") {
+                    i += 1
+                    if i < n, bytes[i] <= 0x20 { skipWhitespace(&i) }
                     continue
                 }
-                guard bytes[i] == UInt8(ascii: "}") else { return false }
+                guard d == UInt8(ascii: "}") else { return false }
                 i += 1
                 return true
-            }
-        }
-
-        enum Member { case none, type, id, at, user, device, taskID, notificationID, threadID, status, payload, payloadTaskID, aps, apsThreadID }
-
-        static func store(_ member: Member, _ field: Field, _ m: inout Members) -> Bool {
-            func put(_ slot: inout Field) -> Bool {
-                guard slot.kind == .absent else { return false }
-                slot = field
-                return true
-            }
-            switch member {
-            case .none: return true
-            case .type: return put(&m.type)
-            case .id: return put(&m.id)
-            case .at: return put(&m.at)
-            case .user: return put(&m.user)
-            case .device: return put(&m.device)
-            case .taskID: return put(&m.rootTaskID)
-            case .notificationID: return put(&m.rootNotificationID)
-            case .threadID: return put(&m.rootThreadID)
-            case .status: return put(&m.status)
-            case .payload: return put(&m.payload)
-            case .payloadTaskID: return put(&m.payloadTaskID)
-            case .aps: return put(&m.aps)
-            case .apsThreadID: return put(&m.apsThreadID)
             }
         }
 
@@ -242,7 +236,7 @@ struct IndexFieldScanner {
         }
 
         static func member(level: Int, _ p: UnsafeRawPointer?, _ n: Int) -> Member {
-            guard let p else { return .none }
+            guard let p else { return .other }
             @inline(__always) func equals(_ literal: StaticString) -> Bool {
                 literal.utf8CodeUnitCount == n && JSONText.memcmpEqual(p, UnsafeRawPointer(literal.utf8Start), n)
             }
@@ -260,11 +254,11 @@ struct IndexFieldScanner {
                     if equals("status") { return .status }
                 case 7:
                     if equals("payload") { return .payload }
-                    if equals("task_id") { return .taskID }
+                    if equals("task_id") { return .rootTaskID }
                 case 9:
-                    if equals("thread_id") { return .threadID }
+                    if equals("thread_id") { return .rootThreadID }
                 case 15:
-                    if equals("notification_id") { return .notificationID }
+                    if equals("notification_id") { return .rootNotificationID }
                 default: break
                 }
             case 1:
@@ -273,13 +267,14 @@ struct IndexFieldScanner {
             default:
                 if n == 9, equals("thread-id") { return .apsThreadID }
             }
-            return .none
+            return .other
         }
 
         @inline(__always) func skipWhitespace(_ i: inout Int) {
             while i < bytes.count {
                 let c = bytes[i]
-                guard c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return }
+                // One comparison for the usual case: no whitespace byte is above 0x20.
+                guard c <= 0x20, c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return }
                 i += 1
             }
         }
@@ -292,7 +287,8 @@ struct IndexFieldScanner {
             var k = i + 1
             var escaped = false
             while true {
-                // Eight bytes at a time while none is a quote or a backslash.
+                // Eight bytes at a time while none is a quote or a backslash. (Sixteen
+                // with SSE2 compares was no faster: most strings here are short.)
                 while k + 8 <= n {
                     let w = base.loadUnaligned(fromByteOffset: k, as: UInt64.self)
                     let ones: UInt64 = 0x0101_0101_0101_0101
@@ -481,7 +477,7 @@ extension IndexFieldScanner {
     /// device, for `Layout.indexEntries`' lookup.
     func deferredUnregistration() -> (notificationID: String, device: String?) {
         let id = text.withLowered(ref) { String(decoding: $0, as: UTF8.self) }
-        let device = m.device.kind == .string ? text.withBytes(m.device) { String(decoding: $0, as: UTF8.self) } : nil
+        let device = field(.device).kind == .string ? text.withBytes(field(.device)) { String(decoding: $0, as: UTF8.self) } : nil
         return (id, device)
     }
 
@@ -491,15 +487,15 @@ extension IndexFieldScanner {
     func forEachEntry(seq: UInt64, _ body: (Int, UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) {
         withUnsafeBytes(of: seq.bigEndian) { seqBytes in
             if type == .notification {
-                text.withLowered(m.id) { body(IndexDigest.ids, $0, seqBytes) }
+                text.withLowered(field(.id)) { body(IndexDigest.ids, $0, seqBytes) }
             } else {
-                text.withBytes(m.id) { body(IndexDigest.ids, $0, seqBytes) }
+                text.withBytes(field(.id)) { body(IndexDigest.ids, $0, seqBytes) }
             }
             let position = (Layout.orderedSigned(at.microseconds).bigEndian, seq.bigEndian)
             withUnsafeBytes(of: position) { value in
                 withUnsafeBytes(of: UInt8(0)) { body(IndexDigest.slot(.time), $0, value) }
             }
-            text.withBytes(m.user) { body(IndexDigest.slot(.users), $0, seqBytes) }
+            text.withBytes(field(.user)) { body(IndexDigest.slot(.users), $0, seqBytes) }
             if let taskID {
                 withUnsafeBytes(of: Layout.orderedSigned(taskID).bigEndian) { body(IndexDigest.slot(.tasks), $0, seqBytes) }
             }

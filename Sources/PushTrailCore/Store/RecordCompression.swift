@@ -31,18 +31,14 @@ public final class RecordDictionary: @unchecked Sendable {
     /// Its number in the store it was read from; nil for one trained by this process
     /// and not stored yet (the writer stores it with the first record that uses it).
     let storedID: UInt8?
-    private let ddict: OpaquePointer
 
+    /// nil for no bytes. Whether zstd can read them shows when a record is decompressed
+    /// with it (`RecordDecompressor`); `verify` finds a changed dictionary by its digest.
     init?(bytes: [UInt8], storedID: UInt8?) {
-        guard !bytes.isEmpty,
-            let ddict = bytes.withUnsafeBytes({ ZSTD_createDDict($0.baseAddress, $0.count) })
-        else { return nil }
+        guard !bytes.isEmpty else { return nil }
         self.bytes = bytes
         self.storedID = storedID
-        self.ddict = ddict
     }
-
-    deinit { ZSTD_freeDDict(ddict) }
 
     /// Trains a dictionary of up to `capacity` bytes on `samples` (whole event lines),
     /// or nil when zstd finds too little to learn from. Deterministic for the same
@@ -68,13 +64,6 @@ public final class RecordDictionary: @unchecked Sendable {
         }
         guard ZDICT_isError(n) == 0, n > 0 else { return nil }
         return RecordDictionary(bytes: Array(dict[0..<n]), storedID: nil)
-    }
-
-    /// Decompresses `frame` into `out` (its capacity bounds the result); the length,
-    /// or nil when the frame is damaged, too large or not made with this dictionary.
-    func decompress(_ frame: UnsafeRawBufferPointer, context: OpaquePointer, into out: UnsafeMutableRawBufferPointer) -> Int? {
-        let n = ZSTD_decompress_usingDDict(context, out.baseAddress, out.count, frame.baseAddress, frame.count, ddict)
-        return ZSTD_isError(n) != 0 ? nil : n
     }
 }
 
@@ -134,24 +123,65 @@ final class RecordCompressor {
 /// Decompresses records; one per thread, or shared under `Store`'s lock.
 final class RecordDecompressor {
     private let context: OpaquePointer
-    /// Room for the largest event ingest accepts.
-    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: EventDecoder.maxLineBytes + 1, alignment: 16)
+    /// The dictionary of the last record, laid out for decoding; its parts are copied
+    /// out below so that a call retains nothing.
+    private var window: Window?
+    private var windowDictionary: ObjectIdentifier?
+    private var windowTables: OpaquePointer?
+    private var windowRoom = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+
+    /// A dictionary's bytes with room for the largest event right behind them, and
+    /// zstd's tables for it, referring to those bytes. Decoding into that room, zstd
+    /// sees the dictionary as the output's own past: a match into it is a plain copy
+    /// within one buffer, where a dictionary elsewhere in memory makes each such match
+    /// a separate `memmove` (most matches of a small record are into the dictionary).
+    private final class Window {
+        let dictionary: RecordDictionary
+        let buffer: UnsafeMutableRawBufferPointer
+        let ddict: OpaquePointer
+        var room: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(rebasing: buffer[dictionary.bytes.count...]) }
+
+        init?(_ dictionary: RecordDictionary) {
+            let size = dictionary.bytes.count
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size + EventDecoder.maxLineBytes + 1, alignment: 16)
+            dictionary.bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: size) }
+            guard let ddict = ZSTD_createDDict_byReference(buffer.baseAddress, size) else {
+                buffer.deallocate()
+                return nil
+            }
+            self.dictionary = dictionary
+            self.buffer = buffer
+            self.ddict = ddict
+        }
+
+        deinit {
+            ZSTD_freeDDict(ddict)
+            buffer.deallocate()
+        }
+    }
 
     init() {
         // Only allocation failure makes this nil; nothing sensible is left to do then.
         context = ZSTD_createDCtx()!
     }
 
-    deinit {
-        ZSTD_freeDCtx(context)
-        buffer.deallocate()
-    }
+    deinit { ZSTD_freeDCtx(context) }
 
     /// The JSON of a compressed record's body (`frame`), valid until the next call; nil
-    /// when it does not decompress with `dictionary`.
+    /// when it is damaged, too large or not made with `dictionary` (or zstd cannot
+    /// read `dictionary`).
     func decompress(_ frame: UnsafeRawBufferPointer, with dictionary: RecordDictionary) -> UnsafeRawBufferPointer? {
-        guard let n = dictionary.decompress(frame, context: context, into: buffer) else { return nil }
-        return UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+        // The window keeps its dictionary alive, so no other object has its identifier.
+        if windowDictionary != ObjectIdentifier(dictionary) {
+            window = nil
+            window = Window(dictionary)
+            windowDictionary = window.map { ObjectIdentifier($0.dictionary) }
+            windowTables = window?.ddict
+            windowRoom = window?.room ?? UnsafeMutableRawBufferPointer(start: nil, count: 0)
+        }
+        guard let tables = windowTables else { return nil }
+        let n = ZSTD_decompress_usingDDict(context, windowRoom.baseAddress, windowRoom.count, frame.baseAddress, frame.count, tables)
+        return ZSTD_isError(n) != 0 ? nil : UnsafeRawBufferPointer(rebasing: windowRoom[0..<n])
     }
 }
 

@@ -22,13 +22,18 @@ public enum SHA256 {
 
     /// A reusable hashing context for hot paths.
     final class Context {
-        private var ctx = SHA256_CTX()
+        // Behind a pointer: `&` on a stored property of a class checks exclusive
+        // access at run time, three times per digest.
+        private let ctx = UnsafeMutablePointer<SHA256_CTX>.allocate(capacity: 1)
+
+        init() { ctx.initialize(to: SHA256_CTX()) }
+        deinit { ctx.deallocate() }
 
         /// Writes the digest of `parts` concatenated into `out` (32 bytes).
         func digest(_ parts: UnsafeRawBufferPointer..., into out: UnsafeMutableRawPointer) {
-            SHA256_Init(&ctx)
-            for part in parts where part.count > 0 { SHA256_Update(&ctx, part.baseAddress, part.count) }
-            SHA256_Final(out.assumingMemoryBound(to: UInt8.self), &ctx)
+            SHA256_Init(ctx)
+            for part in parts where part.count > 0 { SHA256_Update(ctx, part.baseAddress, part.count) }
+            SHA256_Final(out.assumingMemoryBound(to: UInt8.self), ctx)
         }
     }
 

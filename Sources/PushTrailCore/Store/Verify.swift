@@ -112,12 +112,12 @@ struct Verifier {
         // The parts together; the 410 deliveries whose device needs a lookup here.
         var expected = IndexDigest()
         var actual = IndexDigest()
-        var counts = [UInt64](repeating: 0, count: EventType.allCases.count)
+        var counts = SIMD4<UInt64>()
         var broken: (UInt64, String)?
         for part in parts {
             expected.merge(part.expected)
             actual.merge(part.actual)
-            for (i, n) in part.counts.enumerated() { counts[i] += n }
+            counts &+= part.counts
             report.bytes += part.jsonBytes
             if let failure = part.failure, broken.map({ failure.0 < $0.0 }) ?? true { broken = failure }
         }
@@ -325,7 +325,8 @@ final class VerifyPart: @unchecked Sendable {
         /// Entries the events call for, and the entries the indexes hold.
         var expected = IndexDigest()
         var actual = IndexDigest()
-        var counts = [UInt64](repeating: 0, count: EventType.allCases.count)
+        /// Events by type (`rawValue - 1`).
+        var counts = SIMD4<UInt64>()
         /// Bytes of the events' JSON.
         var jsonBytes = 0
         /// The first event in this part's ranges that is missing, changed, or no longer
@@ -537,7 +538,8 @@ final class ChainPrefix {
 /// An order-independent digest of a multiset of index entries: per database, the
 /// count and the wrapping sum of a 64-bit hash of each (key, value).
 struct IndexDigest {
-    /// The digested databases, by slot: `ids`, then the indexes in `Layout.Index` order.
+    /// The digested databases, by slot: `ids`, then the indexes in `Layout.Index` order
+    /// (at most eight: the sums and counts are `SIMD8`s).
     static let names = ["ids"] + Layout.Index.allCases.map(\.rawValue)
     static let ids = 0
     static func slot(_ index: Layout.Index) -> Int {
@@ -551,14 +553,14 @@ struct IndexDigest {
         }
     }
 
-    var sums = [UInt64](repeating: 0, count: names.count)
-    var counts = [Int](repeating: 0, count: names.count)
+    // Inline vectors rather than arrays: an array's every update checks that its
+    // buffer is not shared, once per entry in `verify`'s hot loop.
+    var sums = SIMD8<UInt64>()
+    var counts = SIMD8<Int>()
 
     mutating func merge(_ other: IndexDigest) {
-        for slot in sums.indices {
-            sums[slot] &+= other.sums[slot]
-            counts[slot] += other.counts[slot]
-        }
+        sums &+= other.sums
+        counts &+= other.counts
     }
 
     mutating func add(_ slot: Int, _ key: [UInt8], _ value: [UInt8]) {
