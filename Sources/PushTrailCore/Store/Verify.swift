@@ -385,13 +385,15 @@ extension VerifyPart {
         private var decoder = EventDecoder(full: false)
         private var scanner = IndexFieldScanner()
         private let decompressor = RecordDecompressor()
-        /// The compression dictionaries by number, read as records name them, and their
-        /// SHA-256 digests (32 bytes at 32 × the number) for the chain.
+        /// The compression dictionaries by number, read as records name them, the same
+        /// unretained for the walk (`dictionaries` keeps them), and their SHA-256
+        /// digests (32 bytes at 32 × the number) for the chain.
         private var dictionaries = [RecordDictionary?](repeating: nil, count: 256)
-        private var digests = [UInt8](repeating: 0, count: 256 * 32)
+        private var unretained = [Unmanaged<RecordDictionary>?](repeating: nil, count: 256)
+        private let digests = Scratch(byteCount: 256 * 32)
         /// The start of the record being hashed: the previous event's hash (then this
         /// one's), its seq and its header.
-        private let prefix = ChainPrefix()
+        private let prefix = Scratch(byteCount: Layout.chainPrefixSize)
 
         private mutating func failed(_ seq: UInt64, _ problem: String) {
             if found.failure.map({ seq < $0.0 }) ?? true { found.failure = (seq, problem) }
@@ -401,6 +403,9 @@ extension VerifyPart {
         /// returns how many it checked.
         mutating func check(from start: UInt64, to end: UInt64?, reader: StoreReader) throws -> UInt64 {
             let prefix = self.prefix.bytes
+            // Held here, so that the walk retains nothing per event.
+            let hasher = self.hasher
+            let digests = self.digests.bytes
             prefix.initializeMemory(as: UInt8.self, repeating: 0)
             let hash = prefix.baseAddress!
             var want = start
@@ -440,24 +445,22 @@ extension VerifyPart {
                     let digestAt = compressed ? Int(value[Layout.eventHeaderSize]) * 32 : 0
                     if compressed {
                         let number = Int(value[Layout.eventHeaderSize])
-                        if dictionaries[number] == nil {
-                            dictionaries[number] = try reader.dictionary(UInt8(number))
-                            if let d = dictionaries[number] { digests.replaceSubrange(digestAt..<(digestAt + 32), with: d.digest) }
+                        if unretained[number] == nil, let d = try reader.dictionary(UInt8(number)) {
+                            dictionaries[number] = d
+                            unretained[number] = Unmanaged.passUnretained(d)
+                            d.digest.withUnsafeBytes { digests.baseAddress!.advanced(by: digestAt).copyMemory(from: $0.baseAddress!, byteCount: 32) }
                         }
-                        guard let d = dictionaries[number] else {
+                        guard let d = unretained[number] else {
                             failed(seq, "event seq \(seq) is compressed with dictionary \(number), which the store lacks")
                             return
                         }
-                        // Unretained: `dictionaries` keeps it.
-                        dictionary = Unmanaged.passUnretained(d)
+                        dictionary = d
                     }
                     // The new hash replaces the previous one at `hash`.
                     if compressed {
-                        digests.withUnsafeBytes { table in
-                            Layout.chainHash(
-                                prefix: hash, seq: key, value: value,
-                                dictionaryDigest: UnsafeRawBufferPointer(rebasing: table[digestAt..<(digestAt + 32)]), context: hasher)
-                        }
+                        Layout.chainHash(
+                            prefix: hash, seq: key, value: value,
+                            dictionaryDigest: UnsafeRawBufferPointer(rebasing: digests[digestAt..<(digestAt + 32)]), context: hasher)
                     } else {
                         Layout.chainHash(prefix: hash, seq: key, value: value, context: hasher)
                     }
@@ -499,7 +502,7 @@ extension VerifyPart {
             // The fields that decide the entries, read straight from the JSON ingest
             // validated; anything unexpected goes through the full decoder below.
             if scanner.scan(raw), scanner.type == type, scanner.at == at {
-                scanner.forEachEntry(seq: seq) { slot, key, value in found.expected.add(slot, key, value) }
+                scanner.addEntries(seq: seq, to: &found.expected)
                 if scanner.isUnregistration { found.deferred.append((seq, scanner.deferredUnregistration())) }
                 found.counts[Int(type.rawValue) - 1] += 1
                 return true
@@ -528,10 +531,23 @@ extension VerifyPart {
     }
 }
 
-/// Room for `Layout.chainHash(prefix:…)`'s first bytes of a record. On the heap:
-/// `Checker` is copied in and out.
-final class ChainPrefix {
-    let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: Layout.chainPrefixSize, alignment: 8)
+extension IndexFieldScanner {
+    /// Adds the last scanned event's entries to `digest`. (A closure that captured the
+    /// checker's `found` while its `scanner` ran would copy the scanner per event.)
+    func addEntries(seq: UInt64, to digest: inout IndexDigest) {
+        forEachEntry(seq: seq) { slot, key, value in digest.add(slot, key, value) }
+    }
+}
+
+/// Zeroed bytes a `Checker` keeps outside itself: it is copied in and out.
+final class Scratch {
+    let bytes: UnsafeMutableRawBufferPointer
+
+    init(byteCount: Int) {
+        bytes = .allocate(byteCount: byteCount, alignment: 8)
+        bytes.initializeMemory(as: UInt8.self, repeating: 0)
+    }
+
     deinit { bytes.deallocate() }
 }
 
