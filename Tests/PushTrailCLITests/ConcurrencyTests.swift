@@ -13,14 +13,7 @@ import Testing
 struct ConcurrencyTests {
     /// Reader table entries (pids) as `mdb_stat -r` lists them.
     static func readerPIDs(_ store: String) throws -> [Int32] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["mdb_stat", "-r", store]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let text = try Tool.output("mdb_stat", ["-r", store])
         // Rows: "    pid     thread     txnid"
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ")

@@ -34,7 +34,7 @@ final class Monitor: @unchecked Sendable {
     func broadcast() { pthread_cond_broadcast(condition) }
 }
 
-/// A thread running one closure, joined with `join()`.
+/// A thread running one closure, joined with `join()` or let go with `detach()`.
 final class WorkerThread: @unchecked Sendable {
     #if canImport(Darwin)
         private var thread: pthread_t?
@@ -42,6 +42,8 @@ final class WorkerThread: @unchecked Sendable {
         private var thread = pthread_t()
     #endif
     private let body: @Sendable () -> Void
+    /// Whether `thread` is one: when none could be made, `start` ran the body inline.
+    private var started = false
 
     init(_ body: @escaping @Sendable () -> Void) {
         self.body = body
@@ -58,6 +60,7 @@ final class WorkerThread: @unchecked Sendable {
             me.body()
             return nil
         }, context)
+        started = rc == 0
         if rc != 0 {
             // No thread: run inline so the work still happens.
             Unmanaged<WorkerThread>.fromOpaque(context).release()
@@ -66,10 +69,22 @@ final class WorkerThread: @unchecked Sendable {
     }
 
     func join() {
+        guard started else { return }
         #if canImport(Darwin)
             if let thread { pthread_join(thread, nil) }
         #else
             pthread_join(thread, nil)
+        #endif
+    }
+
+    /// Lets a started thread end on its own, never joined (its resources go back when
+    /// it ends).
+    func detach() {
+        guard started else { return }
+        #if canImport(Darwin)
+            if let thread { pthread_detach(thread) }
+        #else
+            pthread_detach(thread)
         #endif
     }
 }

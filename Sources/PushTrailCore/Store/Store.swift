@@ -323,6 +323,8 @@ public final class Store: @unchecked Sendable {
                 }
             }
             thread.start()
+            // Advisory work that may outlive the command's walk: nothing waits for it.
+            thread.detach()
         #endif
     }
 
