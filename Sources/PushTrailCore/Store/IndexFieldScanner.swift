@@ -290,7 +290,7 @@ struct IndexFieldScanner {
                 // Eight bytes at a time while none is a quote or a backslash. (Sixteen
                 // with SSE2 compares was no faster: most strings here are short.)
                 while k + 8 <= n {
-                    let w = base.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+                    let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: k, as: UInt64.self))  // first byte lowest
                     let ones: UInt64 = 0x0101_0101_0101_0101
                     let quote = w ^ (ones &* 0x22)
                     let slash = w ^ (ones &* 0x5C)

@@ -114,10 +114,10 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
     /// the same answer for these 24 bytes: `TimestampTests` compares the two).
     static func parseCanonical(_ s: UnsafeRawBufferPointer) -> Timestamp? {
         guard s.count == 24, let p = s.baseAddress else { return nil }
-        // Little endian: the text's first byte is a word's lowest.
-        let a = p.loadUnaligned(as: UInt64.self)  // YYYY-MM-
-        let b = p.loadUnaligned(fromByteOffset: 8, as: UInt64.self)  // DDTHH:MM
-        let c = p.loadUnaligned(fromByteOffset: 16, as: UInt64.self)  // :SS.mmmZ
+        // Read little endian: the text's first byte is a word's lowest.
+        let a = UInt64(littleEndian: p.loadUnaligned(as: UInt64.self))  // YYYY-MM-
+        let b = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt64.self))  // DDTHH:MM
+        let c = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 16, as: UInt64.self))  // :SS.mmmZ
         let digitsA: UInt64 = 0x00FF_FF00_FFFF_FFFF
         let digitsB: UInt64 = 0xFFFF_00FF_FF00_FFFF
         let digitsC: UInt64 = 0x00FF_FFFF_00FF_FF00
