@@ -33,7 +33,8 @@ struct IndexFieldScanner {
     enum Member: Int {
         case type, id, at, user, device, rootTaskID, rootNotificationID, rootThreadID, status
         case payload, payloadTaskID, aps, apsThreadID, other
-        static let count = 14
+        /// How many there are: `other` is the last.
+        static let count = other.rawValue + 1
     }
 
     /// The members read by the last `scan`, one `Field` per `Member`. On the heap, so
