@@ -29,7 +29,8 @@ options:
   --workdir DIR    temporary data (default ${TMPDIR:-/tmp}/pushtrail-bench); emptied at
                    the start, removed at the end unless --keep
   --ingest-reps N  runs of each ingest, verify and audit (default 3; 1 above 2M events;
-                   verify at least 5 up to 2M events)
+                   verify at least 5 up to 2M events, 3 above, after a first run
+                   reported on its own)
   --query-reps N   timed runs of each query (default 20)
   --jq-reps N      runs of each jq scan (default 1; 0 skips jq)
   --skip LIST      comma-separated baselines to leave out: sqlite3, mdb_load,
