@@ -17,52 +17,68 @@ import LMDBKit
 /// which is all a signal handler may do. Outside a write transaction it hands the
 /// signal back to whatever handled it before.
 enum MapFaultGuard {
-    nonisolated(unsafe) private static var active = false
-    nonisolated(unsafe) private static var message: UnsafeMutableBufferPointer<UInt8>?
-    nonisolated(unsafe) private static var previous = sigaction()
-    nonisolated(unsafe) private static var installed = false
+    /// What the handler reads: the handler that was installed before ours, and the
+    /// thread-specific key that holds a guarded thread's message. Filled in once,
+    /// before the handler is installed, and never changed after; nil when the handler
+    /// could not be installed.
+    private struct Installed {
+        var previous = sigaction()
+        var messageKey = pthread_key_t()
+    }
+
+    /// Installs the handler, once per process (a `static let` is initialised once,
+    /// whichever thread gets there first). The state lives in memory of its own: with
+    /// both as static `var`s, the debug build's `sigaction(…, &previous)` was seen to
+    /// overwrite the key declared beside it (cause not found; the fault test caught it).
+    nonisolated(unsafe) private static let installed: UnsafeMutablePointer<Installed>? = {
+        let state = UnsafeMutablePointer<Installed>.allocate(capacity: 1)
+        state.initialize(to: Installed())
+        guard pthread_key_create(&state.pointee.messageKey, nil) == 0 else { return nil }
+        var action = sigaction()
+        #if canImport(Glibc)
+            action.__sigaction_handler.sa_sigaction = handler
+        #else
+            action.__sigaction_u.__sa_sigaction = handler
+        #endif
+        action.sa_flags = SA_SIGINFO
+        sigemptyset(&action.sa_mask)
+        guard sigaction(SIGBUS, &action, &state.pointee.previous) == 0 else { return nil }
+        return state
+    }()
 
     /// The exit status of an I/O failure (SPEC: 74).
     static let exitStatus: Int32 = 74
 
     /// Runs `body`, a write transaction through the writable map of the store at
-    /// `path`, with the guard on. Call from one thread at a time.
+    /// `path`, with the guard on for the calling thread. A fault is delivered to the
+    /// thread that made it, so the message is that thread's: stores written at once
+    /// from several threads each name their own.
     static func guarding<R>(store path: String, _ body: () throws -> R) rethrows -> R {
-        if message == nil {
-            let text = Array(
-                ("pushtrail: cannot write store \(path): a page of its file could not be stored (no space left on "
-                    + "the device, or the file was cut short); what was committed before is intact: free space and run "
-                    + "the same command again (duplicates are skipped)\n").utf8)
-            let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: text.count)
-            _ = buffer.initialize(from: text)
-            message = buffer
+        guard let key = installed?.pointee.messageKey else { return try body() }
+        let text = "pushtrail: cannot write store \(path): a page of its file could not be stored (no space left on "
+            + "the device, or the file was cut short); what was committed before is intact: free space and run "
+            + "the same command again (duplicates are skipped)\n"
+        // A C string, so that the handler needs nothing but `strlen` and `write`.
+        let message = strdup(text)
+        let outer = pthread_getspecific(key)
+        pthread_setspecific(key, message)
+        defer {
+            pthread_setspecific(key, outer)
+            free(message)
         }
-        if !installed {
-            installed = true
-            var action = sigaction()
-            #if canImport(Glibc)
-                action.__sigaction_handler.sa_sigaction = handler
-            #else
-                action.__sigaction_u.__sa_sigaction = handler
-            #endif
-            action.sa_flags = SA_SIGINFO
-            sigemptyset(&action.sa_mask)
-            sigaction(SIGBUS, &action, &previous)
-        }
-        active = true
-        defer { active = false }
         return try body()
     }
 
     private static let handler: @convention(c) (Int32, UnsafeMutablePointer<siginfo_t>?, UnsafeMutableRawPointer?) -> Void = {
         _, _, _ in
-        if MapFaultGuard.active, let message = MapFaultGuard.message {
-            _ = write(2, message.baseAddress, message.count)
+        guard let state = MapFaultGuard.installed else { return }
+        if let message = pthread_getspecific(state.pointee.messageKey) {
+            _ = write(2, message, strlen(message.assumingMemoryBound(to: CChar.self)))
             _exit(MapFaultGuard.exitStatus)
         }
         // Not a write through the map: the previous handler takes it when the faulting
         // access runs again.
-        sigaction(SIGBUS, &MapFaultGuard.previous, nil)
+        sigaction(SIGBUS, &state.pointee.previous, nil)
     }
 }
 
