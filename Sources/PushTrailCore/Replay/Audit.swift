@@ -84,9 +84,13 @@ final class StreamingAuditContext: AuditContext {
         {
             facts = NotificationFacts(id: event.id, seq: seq, at: event.at, notification: n, device: event.device)
         }
+        remember(id, facts)
+        return facts
+    }
+
+    private func remember(_ id: String, _ facts: NotificationFacts?) {
         if cache.count >= 65536 { cache.removeAll(keepingCapacity: true) }
         cache[id] = facts
-        return facts
     }
 
     func unregistration(device: String, before position: Position) -> Unregistration? {
@@ -96,6 +100,14 @@ final class StreamingAuditContext: AuditContext {
 
     /// Learns from an event the pass has just analysed.
     func observe(_ loaded: LoadedEvent) {
+        if let n = loaded.event.notification {
+            // The pass holds the notification decoded: the actions and deliveries that
+            // name it, which mostly follow it, need not find, read and decode it again
+            // (it is the one its id leads to: ingest stores one event per id).
+            let facts = NotificationFacts(id: loaded.event.id, seq: loaded.seq, at: loaded.event.at, notification: n, device: loaded.event.device)
+            remember(EventID.normalizedNotificationIDString(loaded.event.id), facts)
+            return
+        }
         guard let d = loaded.event.delivery, Layout.isUnregistration(d),
             let device = notification(d.notificationID)?.device ?? loaded.event.device,
             unregistered[device] == nil
