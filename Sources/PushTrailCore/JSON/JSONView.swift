@@ -227,31 +227,36 @@ public struct JSONView {
     }
 
     /// How many bytes the value takes with the whitespace outside strings removed:
-    /// the size APNs counts for a payload.
+    /// the size APNs counts for a payload. Counted from the tape, not the text: each
+    /// token's span as written (a string's escapes included), two brackets per
+    /// container and the separators between its children; a payload has tens of nodes
+    /// against hundreds of bytes.
     public func compactSize(_ index: Int) -> Int {
-        let raw = rawText(index)
-        var size = 0
-        var inString = false
-        var i = 0
-        while i < raw.count {
-            let c = raw[i]
-            if inString {
-                if c == UInt8(ascii: "\\") {
-                    size += 2
-                    i += 2
-                    continue
-                }
-                if c == UInt8(ascii: "\"") { inString = false }
-                size += 1
-            } else if c == UInt8(ascii: "\"") {
-                inString = true
-                size += 1
-            } else if !(c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09) {
-                size += 1
+        let node = nodes[index]
+        switch node.kind {
+        case .string: return Int(node.end - node.start) + 2
+        case .number, .bool, .null: return Int(node.end - node.start)
+        case .array:
+            var size = 2
+            var count = 0
+            var k = index + 1
+            while k < Int(node.next) {
+                size += compactSize(k)
+                count += 1
+                k = Int(nodes[k].next)
             }
-            i += 1
+            return size + max(count - 1, 0)  // commas
+        case .object:
+            var size = 2
+            var count = 0
+            var k = index + 1
+            while k < Int(node.next) {
+                size += compactSize(k) + 1 + compactSize(k + 1)  // key, colon, value
+                count += 1
+                k = Int(nodes[k + 1].next)
+            }
+            return size + max(count - 1, 0)  // commas
         }
-        return size
     }
 
     /// Whether two values are equal as JSON values: objects as unordered maps, arrays
