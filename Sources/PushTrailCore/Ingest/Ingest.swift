@@ -122,9 +122,9 @@ public struct IngestOptions: Sendable {
 /// Lines are read and decoded on a second thread while this one writes the previous
 /// batch, so parsing and LMDB's work overlap on two cores; a bounded queue keeps
 /// memory constant whatever the input size. One write transaction takes handoffs
-/// until it holds `batchEvents` or `batchBytes`, or, when the input is not all
-/// regular files, until the next handoff is not ready: the writer never waits for a
-/// pipe holding the writers' lock, and slow input is committed as it comes. Rejections reach `onReject` in input order, and the
+/// until it holds `batchEvents` or `batchBytes`, or until the next handoff is not
+/// ready: the writer never waits for input holding the writers' lock, and slow input
+/// is committed as it comes. Rejections reach `onReject` in input order, and the
 /// totals `onProgress`, once the transaction holding their lines has committed.
 public final class Ingest {
     let store: Store
@@ -152,10 +152,6 @@ public final class Ingest {
 
     private func runPipelined() throws -> IngestSummary {
         let fds = try sources.map { try $0.open() }
-        let readsFiles = fds.allSatisfy { fd in
-            var st = stat()
-            return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
-        }
         // Two handoffs may wait: the two threads' speeds vary (commits, stretches of
         // notifications), and a second slot lets the parser run ahead through them.
         // Alternating 1M-event runs: 12.33 → 11.39 s median, ~12 MB more at the peak.
@@ -210,16 +206,7 @@ public final class Ingest {
                     }
                     switch queue.tryPop() {
                     case .item(let b): batch = b
-                    case .empty:
-                        // Lines from regular files are only being parsed: wait for them
-                        // rather than commit early, which would copy the index pages
-                        // again. A pipe's next lines may not come for a while: commit.
-                        guard readsFiles else { return }
-                        guard let b = queue.pop() else {
-                            inputEnded = true
-                            return
-                        }
-                        batch = b
+                    case .empty: return
                     case .finished:
                         inputEnded = true
                         return
