@@ -200,8 +200,7 @@ final class DictionaryCache: @unchecked Sendable {
     /// The one kept is used only while its bytes are the snapshot's: a write
     /// transaction may store a dictionary and then abort, and another take its number.
     /// A committed snapshot never changes, so a read-only transaction compares once,
-    /// not for every record it reads (32 KiB and a look-up in `meta` each: a tenth of
-    /// a whole-store `audit`).
+    /// not for every record it reads (a look-up in `meta` and 32 KiB compared each).
     func dictionary(_ id: UInt8, meta: Database, txn: Transaction) throws -> RecordDictionary? {
         let snapshot = txn.isWritable ? -1 : txn.id
         let slot = Int(id)
