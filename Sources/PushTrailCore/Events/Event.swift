@@ -195,6 +195,8 @@ public enum EventID {
     }
 
     public static func normalizedNotificationIDString(_ id: String) -> String {
-        String(decoding: normalizedNotificationID(id), as: UTF8.self)
+        // Most ids are already lowercase: then the string itself, not a copy.
+        guard id.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return id }
+        return String(decoding: normalizedNotificationID(id), as: UTF8.self)
     }
 }

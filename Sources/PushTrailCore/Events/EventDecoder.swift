@@ -88,14 +88,15 @@ public struct EventDecoder: Sendable {
         guard json.kind(root) == .object else {
             throw InvalidEvent("event is a JSON \(name(json.kind(root))), not an object")
         }
-        let typeName = try requiredString(json, root, "type")
-        guard let type = EventType(name: typeName) else {
-            throw InvalidEvent("\"type\" is \"\(shown(typeName))\"; expected notification, action or delivery")
+        // `type` and `at` are read where they lie: no string is built for them.
+        let typeNode = try requiredStringNode(json, root, "type")
+        guard let type = eventType(json, typeNode) else {
+            throw InvalidEvent("\"type\" is \"\(shown(json.string(typeNode)!))\"; expected notification, action or delivery")
         }
         let id = try requiredString(json, root, "id", bytes: 1...128)
-        let atText = try requiredString(json, root, "at")
-        guard let at = Timestamp.parseRFC3339(Array(atText.utf8)) else {
-            throw InvalidEvent("\"at\" is \"\(shown(atText))\"; expected an RFC 3339 time like 2026-11-29T10:00:00Z")
+        let atNode = try requiredStringNode(json, root, "at")
+        guard let at = timestamp(json, atNode) else {
+            throw InvalidEvent("\"at\" is \"\(shown(json.string(atNode)!))\"; expected an RFC 3339 time like 2026-11-29T10:00:00Z")
         }
         let user = try requiredString(json, root, "user", bytes: 1...256)
         let device = try optionalString(json, root, "device", bytes: 1...4096)
@@ -236,6 +237,31 @@ public struct EventDecoder: Sendable {
     }
 
     // MARK: - Field helpers
+
+    /// The node of the string member `key`, which must be there.
+    static func requiredStringNode(_ json: JSONView, _ object: Int, _ key: StaticString) throws(InvalidEvent) -> Int {
+        guard let index = json.member(object, key) else { throw InvalidEvent("missing \"\(key)\"") }
+        guard json.kind(index) == .string else {
+            throw InvalidEvent("\"\(key)\" must be a string, not \(shown(json.rawString(index)))")
+        }
+        return index
+    }
+
+    /// The event type a string node names, compared in place.
+    static func eventType(_ json: JSONView, _ index: Int) -> EventType? {
+        let node = json.nodes[index]
+        if JSONText.equals(node, "notification", in: json.bytes) { return .notification }
+        if JSONText.equals(node, "delivery", in: json.bytes) { return .delivery }
+        if JSONText.equals(node, "action", in: json.bytes) { return .action }
+        return nil
+    }
+
+    /// The time a string node holds, parsed in place unless it has escapes.
+    static func timestamp(_ json: JSONView, _ index: Int) -> Timestamp? {
+        let node = json.nodes[index]
+        if node.flag { return Timestamp.parseRFC3339(json.stringBytes(index)) }
+        return Timestamp.parseRFC3339(UnsafeRawBufferPointer(rebasing: json.bytes[Int(node.start)..<Int(node.end)]))
+    }
 
     static func requiredString(
         _ json: JSONView, _ object: Int, _ key: StaticString, bytes range: ClosedRange<Int>? = nil

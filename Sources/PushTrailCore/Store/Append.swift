@@ -27,22 +27,48 @@ public struct PendingEvent: Sendable {
 
 /// What the writer files an event under, read from it where it is parsed: the writing
 /// thread, which bounds ingest, then copies no part of the event (reading a field of
-/// the body copies the whole notification, a retain for each of its strings).
+/// the body copies the whole notification, a retain for each of its strings) and
+/// retains nothing per key: the keys lie one after another in one array.
 struct IndexFields: Sendable {
-    let identityKey: [UInt8]
+    let type: EventType
+    let at: Timestamp
     let taskID: Int64?
-    let threadID: String?
-    let referencedNotificationID: String?
+    /// The identity key, the user, then the thread id and the referenced notification
+    /// id when the event has them, as bytes.
+    let keys: [UInt8]
+    /// Where each part of `keys` ends: identity key, user, thread id, reference.
+    private let ends: (Int32, Int32, Int32, Int32)
+    let hasThread: Bool
+    let hasReference: Bool
     /// A 410 delivery's notification: it is filed under that notification's device.
     let unregisteredNotificationID: String?
 
     init(_ event: Event) {
-        identityKey = event.identityKey
+        type = event.type
+        at = event.at
         taskID = event.taskID
-        threadID = event.threadID
-        referencedNotificationID = event.referencedNotificationID
+        let thread = event.threadID
+        let reference = event.referencedNotificationID
+        hasThread = thread != nil
+        hasReference = reference != nil
+        var keys = event.identityKey
+        keys.reserveCapacity(keys.count + event.user.utf8.count + (thread?.utf8.count ?? 0) + (reference?.utf8.count ?? 0))
+        let id = Int32(keys.count)
+        keys += event.user.utf8
+        let user = Int32(keys.count)
+        if let thread { keys += thread.utf8 }
+        let threadEnd = Int32(keys.count)
+        if let reference { keys += reference.utf8 }
+        ends = (id, user, threadEnd, Int32(keys.count))
+        self.keys = keys
         unregisteredNotificationID = event.delivery.flatMap { Layout.isUnregistration($0) ? $0.notificationID : nil }
     }
+
+    /// The key ranges in `keys`: identity key, user, thread id, reference (empty when absent).
+    var identityRange: Range<Int> { 0..<Int(ends.0) }
+    var userRange: Range<Int> { Int(ends.0)..<Int(ends.1) }
+    var threadRange: Range<Int> { Int(ends.1)..<Int(ends.2) }
+    var referenceRange: Range<Int> { Int(ends.2)..<Int(ends.3) }
 }
 
 /// What happened to one pending event.
@@ -103,6 +129,9 @@ public final class StoreWriter {
     private let eventCursor: Cursor
     /// One cursor per index, in `Layout.Index.allCases` order.
     private let cursors: [Cursor]
+    /// Where the newest record lies in the writable map (0 before the first): new pages
+    /// are taken just past it, which `MapPrefaulter` faults in ahead of this thread.
+    private(set) var newestRecord = 0
     /// The dictionary the last batch was compressed with and its number in this store
     /// (nil: the store has no room for another, its records are stored whole).
     private var dictionaryInUse: (RecordDictionary, UInt8?)?
@@ -170,14 +199,16 @@ public final class StoreWriter {
     private func append(
         _ pending: UnsafePointer<PendingEvent>, recordedAt: Timestamp, compression: (number: UInt8, digest: [UInt8])?
     ) throws -> AppendOutcome {
-        // Read through the pointer, never bound to a local: a local `Event` is a copy,
-        // a retain for each of its strings, for every append.
-        let idKey = pending.pointee.fields.identityKey
+        // Read through the pointer, never bound to a local: a local `PendingEvent` is a
+        // copy, a retain for each of its strings, for every append.
+        let type = pending.pointee.fields.type
         let seq = head.seq + 1
         var seqBE = seq.bigEndian
         // One search both finds an existing id and files a new one.
-        let existing = try idKey.withUnsafeBytes { k in
-            try withUnsafeBytes(of: &seqBE) { v in try idCursor.insertIfAbsent(k, v) }
+        let existing = try pending.pointee.fields.keys.withUnsafeBytes { keys in
+            try withUnsafeBytes(of: &seqBE) { v in
+                try idCursor.insertIfAbsent(UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.identityRange]), v)
+            }
         }.map { Layout.readBigEndian($0) }
         if let existing {
             guard let value = try store.events.get(Layout.bigEndian(existing), in: txn) else {
@@ -185,7 +216,7 @@ public final class StoreWriter {
             }
             let stored = try StoreReader(store: store, txn: txn).json(seq: existing, value: value)
             return try stored.withUnsafeBytes {
-                try sameJSON($0, pending.pointee.raw, caseInsensitiveID: pending.pointee.event.type == .notification)
+                try sameJSON($0, pending.pointee.raw, caseInsensitiveID: type == .notification)
             } ? .duplicate(existing) : .conflict(existing)
         }
         // Compressed: the dictionary's number, then the frame; otherwise the JSON.
@@ -195,9 +226,10 @@ public final class StoreWriter {
         try withUnsafeBytes(of: &seqBE) { seqBytes in
             // The record is written in place in the map and hashed there.
             try eventCursor.reserve(seqBytes, size: bodyOffset + body.count, flags: .append) { value in
+                newestRecord = Int(bitPattern: value.baseAddress)
                 Layout.writeEventHeader(
-                    type: pending.pointee.event.type, compressed: compressed != nil, recordedAt: recordedAt,
-                    at: pending.pointee.event.at, into: value)
+                    type: type, compressed: compressed != nil, recordedAt: recordedAt, at: pending.pointee.fields.at,
+                    into: value)
                 if let compression, compressed != nil { value[Layout.eventHeaderSize] = compression.number }
                 body.withUnsafeBytes { body in
                     (value.baseAddress! + bodyOffset).copyMemory(from: body.baseAddress!, byteCount: body.count)
@@ -210,18 +242,25 @@ public final class StoreWriter {
                             context: hasher, into: value.baseAddress! + Layout.hashRange.lowerBound)
                     }
                 }
-                head.hash = Array(value[Layout.hashRange])
+                // In place: a new array per event was an allocation and a free.
+                head.hash.withUnsafeMutableBytes {
+                    $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: value[Layout.hashRange]))
+                }
             }
             try fileIndexEntries(pending, seq: seq, seqBytes: seqBytes)
         }
         // A notification arriving after its 410 deliveries re-files them under its device.
         // One probe through the refs cursor that lives for the transaction settles the
         // usual case (nothing refers to a new notification yet).
-        if let device = pending.pointee.event.device, pending.pointee.event.type == .notification,
-            try idKey.withUnsafeBytes({ try cursors[4].find($0) }) != nil
+        if type == .notification,
+            try pending.pointee.fields.keys.withUnsafeBytes({
+                try cursors[4].find(UnsafeRawBufferPointer(rebasing: $0[pending.pointee.fields.identityRange]))
+            }) != nil,
+            let device = pending.pointee.event.device
         {
             let reader = StoreReader(store: store, txn: txn)
             let unregistered = store.indexes[.unregistered]!
+            let idKey = Array(pending.pointee.fields.keys[pending.pointee.fields.identityRange])
             for refSeq in try reader.seqs(.refs, key: idKey) {
                 guard let stored = try reader.event(seq: refSeq), stored.type == .delivery,
                     let d = try? stored.decode(), let delivery = d.delivery, Layout.isUnregistration(delivery)
@@ -234,15 +273,15 @@ public final class StoreWriter {
             }
         }
         head.seq = seq
-        counts[Int(pending.pointee.event.type.rawValue) - 1] += 1
+        counts[Int(type.rawValue) - 1] += 1
         return .appended(seq)
     }
 
     /// Files the event in the indexes (the same entries as `Layout.indexEntries`, which
     /// `verify` checks), through long-lived cursors and without building arrays.
     private func fileIndexEntries(_ pending: UnsafePointer<PendingEvent>, seq: UInt64, seqBytes: UnsafeRawBufferPointer) throws {
-        // Through the pointer, like `append`: a local `Event` would be a copy.
-        let at = pending.pointee.event.at.microseconds
+        // Through the pointer, like `append`: a local `PendingEvent` would be a copy.
+        let at = pending.pointee.fields.at.microseconds
         // time: append while events come in time order.
         var position = (Layout.orderedSigned(at).bigEndian, seq.bigEndian)
         let ordered = (Layout.orderedSigned(at), seq)
@@ -252,22 +291,18 @@ public final class StoreWriter {
             try withUnsafeBytes(of: &position) { _ = try cursors[0].put(key, $0, flags: inOrder ? .appendDuplicate : []) }
         }
         // The others hold seqs, which only grow: always appended.
-        func file(_ slot: Int, _ text: String) throws {
-            let put = { (key: UnsafeBufferPointer<UInt8>) in
-                _ = try self.cursors[slot].put(UnsafeRawBufferPointer(key), seqBytes, flags: .appendDuplicate)
+        try pending.pointee.fields.keys.withUnsafeBytes { keys in
+            func file(_ slot: Int, _ range: Range<Int>) throws {
+                _ = try cursors[slot].put(UnsafeRawBufferPointer(rebasing: keys[range]), seqBytes, flags: .appendDuplicate)
             }
-            if try text.utf8.withContiguousStorageIfAvailable(put) == nil {
-                var copy = text
-                try copy.withUTF8(put)
+            try file(1, pending.pointee.fields.userRange)
+            if let task = pending.pointee.fields.taskID {
+                var key = Layout.orderedSigned(task).bigEndian
+                try withUnsafeBytes(of: &key) { _ = try cursors[2].put($0, seqBytes, flags: .appendDuplicate) }
             }
+            if pending.pointee.fields.hasThread { try file(3, pending.pointee.fields.threadRange) }
+            if pending.pointee.fields.hasReference { try file(4, pending.pointee.fields.referenceRange) }
         }
-        try file(1, pending.pointee.event.user)
-        if let task = pending.pointee.fields.taskID {
-            var key = Layout.orderedSigned(task).bigEndian
-            try withUnsafeBytes(of: &key) { _ = try cursors[2].put($0, seqBytes, flags: .appendDuplicate) }
-        }
-        if let thread = pending.pointee.fields.threadID { try file(3, thread) }
-        if let ref = pending.pointee.fields.referencedNotificationID { try file(4, ref) }
         if let notification = pending.pointee.fields.unregisteredNotificationID,
             let device = try notificationDevice(notification) ?? pending.pointee.event.device
         {
