@@ -1,4 +1,5 @@
 import Foundation
+import PushTrailCore
 import Testing
 
 @Suite("ingest: duplicates, conflicts, --strict, --rejects, CRLF")
@@ -67,6 +68,24 @@ struct IngestTests {
         let outcome = try running.wait()
         #expect(outcome.status == 0, "\(outcome)")
         #expect(storedCount() == 5)
+    }
+
+    @Test("a regular file is ingested in one transaction, however often the writer catches up with the parser")
+    func fileIsOneTransaction() throws {
+        let dir = try TempDir()
+        let input = try dir.write("in.ndjson", lines: Line.deliveries("f", count: 5000))
+        let store = try Store(path: dir.store, create: true)
+        var options = IngestOptions()
+        // Small handoffs and no dictionary: the writer keeps finding the queue empty.
+        options.handoffEvents = 50
+        options.compress = false
+        let before = store.lastTransactionID
+        let ingest = Ingest(store: store, sources: [.file(input)], options: options, clock: { CLI.now })
+        #expect(try ingest.run().appended == 5000)
+        // One commit: an early one would make the next transaction copy the index pages
+        // again and scatter its new pages (docs/PERFORMANCE.md).
+        #expect(store.lastTransactionID - before == 1)
+        #expect(try store.verify().ok)
     }
 
     @Test("the text summary says what happened")
