@@ -223,7 +223,7 @@ public final class Ingest {
                         // transaction copy the random-keyed index pages again and take
                         // its pages from the freed ones, scattered, instead of in order
                         // past the end (which `MapPrefaulter` faults in ahead); 1M events:
-                        // five commits instead of one. Not past the unscaled size: a
+                        // four or five commits instead of one. Not past the unscaled size: a
                         // transaction scaled with a large store, left uncut, outgrows
                         // the kernel's write-back threshold and has its pages written
                         // while it still changes them (10M events: 168 → 198 s). A
