@@ -34,7 +34,7 @@ import Testing
 
         @Test("inside a write transaction it faults in pages past the last commit only, and the store stays intact")
         func populatesPastTheCommittedPages() throws {
-            try withStore { store, path in
+            try withStore { store, _ in
                 // A first commit, so that there are committed pages to stay clear of.
                 try appendTimeline(store)
                 let prefaulter = try #require(MapPrefaulter.make())
@@ -76,7 +76,6 @@ import Testing
                 let report = try store.verify()
                 #expect(report.ok, "\(report)")
                 #expect(report.events == 4 + 2000)
-                _ = path
             }
         }
     }

@@ -25,6 +25,19 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         guard let type = EventType.allCases.first(where: { $0.description == name }) else { return nil }
         self = type
     }
+
+    /// The type a name's UTF-8 bytes spell, compared where they lie.
+    init?(utf8 b: UnsafeRawBufferPointer) {
+        switch b.count {
+        case 12 where JSONText.memcmpEqual(b.baseAddress!, UnsafeRawPointer(("notification" as StaticString).utf8Start), 12):
+            self = .notification
+        case 6 where JSONText.memcmpEqual(b.baseAddress!, UnsafeRawPointer(("action" as StaticString).utf8Start), 6):
+            self = .action
+        case 8 where JSONText.memcmpEqual(b.baseAddress!, UnsafeRawPointer(("delivery" as StaticString).utf8Start), 8):
+            self = .delivery
+        default: return nil
+        }
+    }
 }
 
 /// What a user (or the app on their behalf) did with a notification or a task.

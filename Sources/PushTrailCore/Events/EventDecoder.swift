@@ -90,12 +90,12 @@ public struct EventDecoder: Sendable {
         }
         // `type` and `at` are read where they lie: no string is built for them.
         let typeNode = try requiredStringNode(json, root, "type")
-        guard let type = eventType(json, typeNode) else {
+        guard let type = json.withStringBytes(typeNode, { EventType(utf8: $0) }) else {
             throw InvalidEvent("\"type\" is \"\(shown(json.string(typeNode)!))\"; expected notification, action or delivery")
         }
         let id = try requiredString(json, root, "id", bytes: 1...128)
         let atNode = try requiredStringNode(json, root, "at")
-        guard let at = timestamp(json, atNode) else {
+        guard let at = json.withStringBytes(atNode, { Timestamp.parseRFC3339($0) }) else {
             throw InvalidEvent("\"at\" is \"\(shown(json.string(atNode)!))\"; expected an RFC 3339 time like 2026-11-29T10:00:00Z")
         }
         let user = try requiredString(json, root, "user", bytes: 1...256)
@@ -245,22 +245,6 @@ public struct EventDecoder: Sendable {
             throw InvalidEvent("\"\(key)\" must be a string, not \(shown(json.rawString(index)))")
         }
         return index
-    }
-
-    /// The event type a string node names, compared in place.
-    static func eventType(_ json: JSONView, _ index: Int) -> EventType? {
-        let node = json.nodes[index]
-        if JSONText.equals(node, "notification", in: json.bytes) { return .notification }
-        if JSONText.equals(node, "delivery", in: json.bytes) { return .delivery }
-        if JSONText.equals(node, "action", in: json.bytes) { return .action }
-        return nil
-    }
-
-    /// The time a string node holds, parsed in place unless it has escapes.
-    static func timestamp(_ json: JSONView, _ index: Int) -> Timestamp? {
-        let node = json.nodes[index]
-        if node.flag { return Timestamp.parseRFC3339(json.stringBytes(index)) }
-        return Timestamp.parseRFC3339(UnsafeRawBufferPointer(rebasing: json.bytes[Int(node.start)..<Int(node.end)]))
     }
 
     static func requiredString(

@@ -106,9 +106,12 @@ final class MapPrefaulter: @unchecked Sendable {
         /// The shared, writable mapping of a `data.mdb` from its start that holds
         /// `address`, as (start, end); nil when there is none.
         static func storeMapping(containing address: Int) -> (start: Int, end: Int)? {
-            guard let text = readProcMaps() else { return nil }
-            for line in text.split(separator: 0x0A) {
-                if let range = mappingRange(line, containing: address) { return range }
+            let fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { return nil }
+            defer { close(fd) }
+            let lines = LineReader(fd: fd, chunkSize: 1 << 16)
+            while let line = try? lines.next() {
+                if let range = mappingRange(line.bytes[...], containing: address) { return range }
             }
             return nil
         }
@@ -131,30 +134,10 @@ final class MapPrefaulter: @unchecked Sendable {
             guard !digits.isEmpty, digits.count <= 16 else { return nil }
             var value: UInt = 0
             for d in digits {
-                let v: UInt8
-                switch d {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): v = d - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): v = d - UInt8(ascii: "a") + 10
-                default: return nil
-                }
+                guard let v = JSONText.hexDigit(d) else { return nil }
                 value = value << 4 | UInt(v)
             }
             return Int(bitPattern: value)
-        }
-
-        private static func readProcMaps() -> [UInt8]? {
-            let fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { return nil }
-            defer { close(fd) }
-            var text: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-                if n < 0 && errno == EINTR { continue }
-                guard n >= 0 else { return nil }
-                if n == 0 { return text }
-                text += chunk[0..<n]
-            }
         }
     #endif
 }

@@ -196,6 +196,14 @@ public struct JSONView {
         JSONText.unescaped(nodes[index], in: bytes)
     }
 
+    /// Lends the unescaped bytes of the string at `index`: where they lie when it has no
+    /// escapes, a copy otherwise.
+    public func withStringBytes<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        let node = nodes[index]
+        if node.flag { return try JSONText.unescaped(node, in: bytes).withUnsafeBytes(body) }
+        return try body(UnsafeRawBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)]))
+    }
+
     /// The byte length of the string at `index` after unescaping.
     public func stringLength(_ index: Int) -> Int {
         let node = nodes[index]

@@ -388,17 +388,7 @@ extension IndexFieldScanner.Parser {
     typealias Field = IndexFieldScanner.Field
 
     func eventType(_ field: Field) -> EventType? {
-        withBytes(field) { b -> EventType? in
-            switch b.count {
-            case 12 where JSONText.memcmpEqual(b.baseAddress!, UnsafeRawPointer(("notification" as StaticString).utf8Start), 12):
-                .notification
-            case 6 where JSONText.memcmpEqual(b.baseAddress!, UnsafeRawPointer(("action" as StaticString).utf8Start), 6):
-                .action
-            case 8 where JSONText.memcmpEqual(b.baseAddress!, UnsafeRawPointer(("delivery" as StaticString).utf8Start), 8):
-                .delivery
-            default: nil
-            }
-        }
+        withBytes(field) { EventType(utf8: $0) }
     }
 
     /// `at`, parsed where it lies.
