@@ -112,8 +112,8 @@ enum CompletionCommand: Command {
     // MARK: - zsh
 
     static func zshEscape(_ s: String) -> String {
-        s.replacing("'", with: "'\\''").replacing("[", with: "\\[")
-            .replacing("]", with: "\\]").replacing(":", with: "\\:")
+        s.replacingEvery("'", with: "'\\''").replacingEvery("[", with: "\\[")
+            .replacingEvery("]", with: "\\]").replacingEvery(":", with: "\\:")
     }
 
     static func zsh() -> String {
@@ -178,7 +178,7 @@ enum CompletionCommand: Command {
     // MARK: - fish
 
     static func fishEscape(_ s: String) -> String {
-        s.replacing("\\", with: "\\\\").replacing("'", with: "\\'")
+        s.replacingEvery("\\", with: "\\\\").replacingEvery("'", with: "\\'")
     }
 
     static func fish() -> String {
@@ -228,7 +228,7 @@ enum ManpageCommand: Command {
 
     /// Text made safe for troff.
     static func roff(_ s: String) -> String {
-        var out = s.replacing("\\", with: "\\e").replacing("-", with: "\\-")
+        var out = s.replacingEvery("\\", with: "\\e").replacingEvery("-", with: "\\-")
         if out.hasPrefix(".") || out.hasPrefix("'") { out = "\\&" + out }
         return out
     }

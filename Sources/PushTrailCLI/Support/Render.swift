@@ -95,7 +95,7 @@ enum Render {
         let plain = !s.isEmpty && s.unicodeScalars.allSatisfy {
             $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.:/@+=,".unicodeScalars.contains($0))
         }
-        return plain && !quoted ? s : "'" + s.replacing("'", with: "'\\''") + "'"
+        return plain && !quoted ? s : "'" + s.replacingEvery("'", with: "'\\''") + "'"
     }
 
     /// Text made safe for one terminal line: control characters shown as symbols.
@@ -166,6 +166,18 @@ enum Render {
 }
 
 extension String {
+    /// Every `character` replaced with `replacement`. The standard library's
+    /// `replacing(_:with:)` lives in `_StringProcessing`, which release builds leave out
+    /// (see Package.swift).
+    func replacingEvery(_ character: Character, with replacement: String) -> String {
+        var out = ""
+        out.reserveCapacity(utf8.count)
+        for c in self {
+            if c == character { out += replacement } else { out.append(c) }
+        }
+        return out
+    }
+
     /// `mark_in_progress` → `mark in progress`.
     fileprivate var replacingUnderscores: String {
         // Action names are ASCII, where "_" is a Character of its own: bytes will do.
