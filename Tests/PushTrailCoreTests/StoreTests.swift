@@ -482,7 +482,7 @@ struct StoreTests {
             // Remove the entry that files seq 3 under user-1, whatever its value's layout
             // (it ends with the seq).
             try store.env.write { txn throws in
-                let users = store.indexes[.users]!
+                let users = store.indexes[.users]
                 let key = Array("user-1".utf8)
                 let value = try txn.withCursor(users) { cursor throws -> [UInt8]? in
                     var entry = try key.withUnsafeBytes { try cursor.find($0) }

@@ -58,7 +58,7 @@ extension StoreReader {
             return
         }
         // The whole timeline, from --since (or back from --until).
-        try txn.withCursor(store.indexes[.time]!) { cursor in
+        try txn.withCursor(store.indexes[.time]) { cursor in
             let key = Layout.timeKey
             var entry: Entry?
             if reverse {

@@ -153,7 +153,7 @@ public final class StoreWriter {
         idCursor = try txn.writeCursor(store.ids)
         eventCursor = try txn.writeCursor(store.events)
         precondition(Layout.Index.allCases == [.time, .users, .tasks, .threads, .refs, .unregistered])
-        cursors = try Layout.Index.allCases.map { try txn.writeCursor(store.indexes[$0]!) }
+        cursors = try Layout.Index.allCases.map { try txn.writeCursor(store.indexes[$0]) }
     }
 
     /// Appends each event, or classifies it as a duplicate or conflict. Events carrying
@@ -259,7 +259,7 @@ public final class StoreWriter {
             let device = pending.pointee.event.device
         {
             let reader = StoreReader(store: store, txn: txn)
-            let unregistered = store.indexes[.unregistered]!
+            let unregistered = store.indexes[.unregistered]
             let idKey = Array(pending.pointee.fields.keys[pending.pointee.fields.identityRange])
             for refSeq in try reader.seqs(.refs, key: idKey) {
                 guard let stored = try reader.event(seq: refSeq), stored.type == .delivery,

@@ -48,6 +48,33 @@ public struct StoreOptions: Sendable {
     public init() {}
 }
 
+/// The seq indexes' databases, one per `Layout.Index`. Stored properties rather than a
+/// `[Layout.Index: Database]`: a query process would otherwise instantiate that dictionary
+/// type and look up `Layout.Index: Hashable` at run time, a scan of the conformance records.
+struct IndexDatabases: Sendable {
+    private let time, users, tasks, threads, refs, unregistered: Database
+
+    init(_ open: (Layout.Index) throws -> Database) rethrows {
+        time = try open(.time)
+        users = try open(.users)
+        tasks = try open(.tasks)
+        threads = try open(.threads)
+        refs = try open(.refs)
+        unregistered = try open(.unregistered)
+    }
+
+    subscript(_ index: Layout.Index) -> Database {
+        switch index {
+        case .time: time
+        case .users: users
+        case .tasks: tasks
+        case .threads: threads
+        case .refs: refs
+        case .unregistered: unregistered
+        }
+    }
+}
+
 /// The event log: an LMDB environment with the events, the chain and the indexes.
 ///
 /// Appends write an event, its chain hash and all its index entries in one write
@@ -72,7 +99,7 @@ public final class Store: @unchecked Sendable {
     let meta: Database
     let events: Database
     let ids: Database
-    let indexes: [Layout.Index: Database]
+    let indexes: IndexDatabases
     /// The compression dictionaries read so far.
     let dictionaries = DictionaryCache()
 
@@ -180,14 +207,12 @@ public final class Store: @unchecked Sendable {
     /// Opens (with `create`, creates) the store's databases and its format record.
     private static func openDatabases(
         _ env: Environment, create: Bool, _ txn: Transaction
-    ) throws -> (Database, Database, Database, [Layout.Index: Database]) {
+    ) throws -> (Database, Database, Database, IndexDatabases) {
         let meta = try env.openDatabase("meta", create: create, in: txn)
         let events = try env.openDatabase("events", create: create, in: txn)
         let ids = try env.openDatabase("ids", create: create, in: txn)
-        var indexes: [Layout.Index: Database] = [:]
-        for index in Layout.Index.allCases {
-            indexes[index] = try env.openDatabase(
-                index.rawValue, flags: [.duplicateSort, .duplicateFixed], create: create, in: txn)
+        let indexes = try IndexDatabases { index in
+            try env.openDatabase(index.rawValue, flags: [.duplicateSort, .duplicateFixed], create: create, in: txn)
         }
         if create, try meta.get(Layout.metaFormatKey, in: txn) == nil {
             try meta.put(Layout.metaFormatKey, withUnsafeBytes(of: Layout.initialFormatVersion.bigEndian) { Array($0) }, in: txn)
@@ -501,8 +526,7 @@ public struct StoreReader {
     /// The seqs filed under `key` in `index` (not `time`), in seq order.
     public func seqs(_ index: Layout.Index, key: [UInt8]) throws -> [UInt64] {
         precondition(index != .time, "the time index holds positions")
-        guard let db = store.indexes[index] else { return [] }
-        return try txn.withCursor(db) { cursor in
+        return try txn.withCursor(store.indexes[index]) { cursor in
             var out: [UInt64] = []
             guard let (_, first) = try key.withUnsafeBytes({ try cursor.find($0) }) else { return out }
             // A key with one value keeps it inline, where MDB_GET_MULTIPLE finds nothing.
@@ -539,8 +563,7 @@ public struct StoreReader {
     /// Calls `body` with every position of the `time` index, from the oldest (or newest
     /// with `reverse`), until it returns false.
     public func forEachPosition(reverse: Bool = false, _ body: (Position) throws -> Bool) throws {
-        guard let db = store.indexes[.time] else { return }
-        try txn.withCursor(db) { cursor in
+        try txn.withCursor(store.indexes[.time]) { cursor in
             let found = try Layout.timeKey.withUnsafeBytes { try cursor.find($0) }
             guard found != nil else { return }
             var entry = reverse ? try cursor.lastDuplicate() : try cursor.firstDuplicate()
@@ -553,8 +576,7 @@ public struct StoreReader {
 
     /// The distinct keys of an index (how many users, tasks, threads there are).
     public func keyCount(_ index: Layout.Index) throws -> Int {
-        guard let db = store.indexes[index] else { return 0 }
-        return try txn.withCursor(db) { cursor in
+        return try txn.withCursor(store.indexes[index]) { cursor in
             var n = 0
             var entry = try cursor.first()
             while entry != nil {

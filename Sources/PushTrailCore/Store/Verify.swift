@@ -173,7 +173,7 @@ struct Verifier {
     func scanIndex(_ slot: Int, into digest: inout IndexDigest) throws {
         guard slot != IndexDigest.ids else { return try scan(reader.store.ids, slot: slot, into: &digest) }
         let index = Layout.Index(rawValue: IndexDigest.names[slot])!
-        try scanDuplicates(reader.store.indexes[index]!, slot: slot, into: &digest)
+        try scanDuplicates(reader.store.indexes[index], slot: slot, into: &digest)
     }
 
     private func scan(_ db: Database, slot: Int, into digest: inout IndexDigest) throws {
@@ -239,7 +239,7 @@ struct Verifier {
                 for (index, key) in try Layout.indexEntries(of: event, seq: stored.seq, notificationDevice: notificationDevice)
                 where index.rawValue == name {
                     let value = Layout.indexValue(index, event.at, stored.seq)
-                    let present = try reader.txn.withCursor(store.indexes[index]!) { cursor in
+                    let present = try reader.txn.withCursor(store.indexes[index]) { cursor in
                         try key.withUnsafeBytes { k in
                             try value.withUnsafeBytes { v in try cursor.seek(k, value: v) }
                         }.map { Array($0.value) == value } ?? false
@@ -250,7 +250,7 @@ struct Verifier {
             return worst == nil
         }
         // Entries the index has but no event calls for.
-        let db = name == "ids" ? store.ids : store.indexes[Layout.Index(rawValue: name)!]!
+        let db = name == "ids" ? store.ids : store.indexes[Layout.Index(rawValue: name)!]
         try reader.txn.withCursor(db) { cursor in
             var entry = try cursor.first()
             while let (key, value) = entry {
