@@ -432,10 +432,10 @@ public final class Ingest {
         do {
             let event = try decoder.decode(content)
             // The line's own array when it has no `\r` to drop: no copy.
-            let raw = line.bytes.last == 0x0D ? Array(content) : line.bytes
+            let raw = line.hasCarriageReturn ? Array(content) : line.bytes
             var pending = PendingEvent(event: event, raw: raw, source: source, line: line.number)
             pending.ordinal = ordinal
-            pending.hadCarriageReturn = line.bytes.last == 0x0D
+            pending.hadCarriageReturn = line.hasCarriageReturn
             return .success(pending)
         } catch {
             return .failure(Rejection(

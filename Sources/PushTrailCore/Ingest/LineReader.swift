@@ -12,9 +12,12 @@ public struct InputLine: Sendable {
     /// The line was longer than the reader keeps; `bytes` holds only its start.
     public var truncated: Bool
 
+    /// The line ends with `\r` (it came from a CRLF file).
+    public var hasCarriageReturn: Bool { bytes.last == 0x0D }
+
     /// The line without a trailing `\r` (CRLF files are read as LF files).
     public var content: ArraySlice<UInt8> {
-        bytes.last == 0x0D ? bytes.dropLast() : bytes[...]
+        hasCarriageReturn ? bytes.dropLast() : bytes[...]
     }
 }
 
