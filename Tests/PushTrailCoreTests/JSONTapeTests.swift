@@ -290,6 +290,61 @@ struct JSONTapeInvalidTests {
         #expect(jsonError(withEscapedDuplicate)?.message == #"duplicate key "k17" in object"#)
     }
 
+    @Test("the eight-byte string scan stops exactly at the first byte that is not plain ASCII, wherever it lies")
+    func stringScanStopsAtTheFirstSpecialByte() {
+        // The scan reads a word and jumps to its first flagged byte; a borrow in the word
+        // arithmetic only flags bytes above a real one. Put each kind of byte at every
+        // offset of a long string, with other special bytes right behind it.
+        for position in 0..<24 {
+            let before = [UInt8](repeating: UInt8(ascii: "a"), count: position)
+            let after = [UInt8](repeating: UInt8(ascii: "b"), count: 20)
+            func line(_ middle: [UInt8]) -> [UInt8] { [UInt8(ascii: "["), 0x22] + before + middle + after + [0x22, UInt8(ascii: "]")] }
+            let start = 2 + position
+            // A control byte followed by a quote and a high byte: named at its own offset.
+            expectRejected(line([0x01, 0x22, 0xC3]), "control character 0x1", at: start)
+            expectRejected(line([0x1F, 0x00]), "control character 0x1F", at: start)
+            // A byte that is never UTF-8, and a truncated sequence, at their offsets.
+            expectRejected(line([0xFF, 0x01]), "invalid UTF-8 byte 0xFF", at: start)
+            expectRejected(line([0xC3, 0x41]), "invalid UTF-8 sequence", at: start)
+            // Valid text with each special byte: an escape, a two-byte letter, a
+            // four-byte emoji, and a quote that ends the string early (then a syntax error).
+            #expect(jsonError(line(Array(#"\"\u00e9"#.utf8))) == nil, "position \(position)")
+            #expect(jsonError(line(Array("é😀\\n".utf8))) == nil, "position \(position)")
+            expectRejected(line([0x22, 0x7F]), "in array, expected ',' or ']'", at: start + 1)
+        }
+        // The string's extent and escape flag come out the same wherever the escape lies.
+        for position in 0..<20 {
+            let text = "[\"" + String(repeating: "x", count: position) + #"\n"# + "yyyyyyyyy\"]"
+            var tape = JSONTape()
+            #expect(throws: Never.self) { try Array(text.utf8).withUnsafeBytes { try tape.parse($0) } }
+            #expect(tape.nodes.count == 2 && tape.nodes[1].flag)
+            #expect(tape.nodes.count == 2 && Int(tape.nodes[1].end - tape.nodes[1].start) == position + 11)
+        }
+    }
+
+    @Test("keys told apart by length and first eight bytes are still compared in full")
+    func duplicateKeysBeyondTheirPrints() {
+        // Equal first eight bytes, different ninth: not duplicates; equal: duplicates.
+        #expect(jsonError(#"{"abcdefghX":1,"abcdefghY":2}"#) == nil)
+        expectRejected(#"{"abcdefghX":1,"abcdefghX":2}"#, #"duplicate key "abcdefghX""#, at: 15)
+        // A key that is a prefix of another, and keys of every length up to 12.
+        #expect(jsonError(#"{"abc":1,"abcd":2,"ab":3,"":4,"a":5}"#) == nil)
+        for length in 0...12 {
+            let key = String(repeating: "k", count: length)
+            let others = (0...12).filter { $0 != length }.map { "\"" + String(repeating: "k", count: $0) + "\":0" }
+            let object = "{" + (others + ["\"\(key)\":1", "\"\(key)\":2"]).joined(separator: ",") + "}"
+            #expect(jsonError(object)?.message == "duplicate key \"\(key)\" in object", "length \(length)")
+        }
+        // Keys in the last eight bytes of the input (their print is read byte by byte).
+        expectRejected(#"{"a":1,"a":2}"#, #"duplicate key "a""#, at: 7)
+        expectRejected(#"{"b":{"x":0,"x":1}}"#, #"duplicate key "x""#, at: 12)
+        #expect(jsonError(#"{"b":{"x":0,"y":1}}"#) == nil)
+        // Two pairs of duplicates: the first key that has a later twin names the error.
+        expectRejected(#"{"x":1,"y":2,"y":3,"x":4}"#, #"duplicate key "x""#, at: 19)
+        // An escaped key among plain ones.
+        expectRejected(#"{"abcdefghij":1,"b":2,"abcdefgh\u0069j":3}"#, #"duplicate key "abcdefghij""#, at: 22)
+    }
+
     @Test("anything after the value is rejected")
     func trailingGarbage() {
         expectRejected("{} x", "unexpected 'x' after the value", at: 3)

@@ -204,12 +204,23 @@ public enum EventID {
     /// A notification id as compared: ASCII-lowercased (APNs ids are UUIDs, which
     /// compare case-insensitively).
     public static func normalizedNotificationID(_ id: String) -> [UInt8] {
-        id.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        var id = id
+        return id.withUTF8 { utf8 in
+            [UInt8](unsafeUninitializedCapacity: utf8.count) { out, count in
+                for k in utf8.indices {
+                    let c = utf8[k]
+                    out[k] = c &- 0x41 < 26 ? c | 0x20 : c
+                }
+                count = utf8.count
+            }
+        }
     }
 
     public static func normalizedNotificationIDString(_ id: String) -> String {
         // Most ids are already lowercase: then the string itself, not a copy.
-        guard id.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return id }
+        var id = id
+        let hasUppercase = id.withUTF8 { utf8 in utf8.contains { $0 &- 0x41 < 26 } }
+        guard hasUppercase else { return id }
         return String(decoding: normalizedNotificationID(id), as: UTF8.self)
     }
 }

@@ -241,16 +241,22 @@ public struct JSONTape: Sendable {
             let n = bytes.count
             let base = bytes.baseAddress!
             while true {
-                // Eight plain ASCII bytes at a time: no quote, backslash, control or high bit.
+                // Eight bytes at a time up to the first that is not plain ASCII: a quote,
+                // backslash, control byte or high bit. The lowest flagged byte of a word
+                // is exact (a borrow only reaches the bytes above it), so the scan jumps
+                // straight to it: a key like "id" takes one step, not one per byte.
                 while i + 8 <= n {
-                    let w = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
                     let ones: UInt64 = 0x0101_0101_0101_0101
                     let highs: UInt64 = 0x8080_8080_8080_8080
                     let quote = w ^ (ones &* 0x22)
                     let slash = w ^ (ones &* 0x5C)
-                    let special = ((quote &- ones) & ~quote) | ((slash &- ones) & ~slash) | (w &- ones &* 0x20) | w
-                    if special & highs != 0 { break }
-                    i += 8
+                    let special = (((quote &- ones) & ~quote) | ((slash &- ones) & ~slash) | (w &- ones &* 0x20) | w) & highs
+                    if special != 0 {
+                        i &+= special.trailingZeroBitCount &>> 3
+                        break
+                    }
+                    i &+= 8
                 }
                 guard i < n else { throw fail("unterminated string", at: start - 1) }
                 let c = bytes[i]
@@ -348,6 +354,31 @@ public struct JSONTape: Sendable {
             }
             guard count > 1 else { return }
             if count <= 16 {
+                // Keys without escapes are told apart by a print of their length and
+                // first eight bytes (equal keys have equal prints); only keys with equal
+                // prints are compared byte by byte.
+                let clash = withUnsafeTemporaryAllocation(of: (UInt64, Int).self, capacity: 16) { keys -> Int? in
+                    var m = 0
+                    var k = object + 1
+                    while k < end {
+                        let node = tape.nodes[k]
+                        if node.flag { return -1 }  // an escape: compare unescaped below
+                        keys[m] = (keyPrint(node), k)
+                        m += 1
+                        k = Int(tape.nodes[k + 1].next)
+                    }
+                    // In the order of the byte-by-byte loop below, so the same key is named.
+                    for a in 0..<m {
+                        for b in (a + 1)..<m where keys[a].0 == keys[b].0 {
+                            if JSONText.stringsEqual(tape.nodes[keys[a].1], tape.nodes[keys[b].1], in: bytes) { return keys[b].1 }
+                        }
+                    }
+                    return nil
+                }
+                guard let clash else { return }
+                if clash >= 0 { throw duplicate(tape.nodes[clash]) }
+            }
+            if count <= 16 {
                 var a = object + 1
                 while a < end {
                     var b = Int(tape.nodes[a + 1].next)
@@ -368,6 +399,20 @@ public struct JSONTape: Sendable {
                     key = Int(tape.nodes[key + 1].next)
                 }
             }
+        }
+
+        /// The length and first eight bytes of a key without escapes, in one word.
+        @inline(__always) func keyPrint(_ node: JSONNode) -> UInt64 {
+            let start = Int(node.start)
+            let length = Int(node.end) - start
+            var w: UInt64 = 0
+            if start + 8 <= bytes.count {
+                w = UInt64(littleEndian: bytes.baseAddress!.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+                if length < 8 { w &= (1 &<< (UInt64(length) &* 8)) &- 1 }
+            } else {
+                for k in 0..<min(length, 8) { w |= UInt64(bytes[start + k]) &<< (UInt64(k) &* 8) }
+            }
+            return w ^ (UInt64(length) &* 0x9E37_79B9_7F4A_7C15)
         }
 
         func duplicate(_ node: JSONNode) -> JSONError {
