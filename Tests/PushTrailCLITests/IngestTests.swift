@@ -88,6 +88,43 @@ struct IngestTests {
         #expect(try store.verify().ok)
     }
 
+    @Test("several parsing threads store what one stores: the same records and seqs, rejections in input order")
+    func parsingThreadsKeepInputOrder() throws {
+        let dir = try TempDir()
+        var lines = TamperKit.lines(count: 3000, seed: 47)
+        // Bad lines and duplicates of earlier lines all through the input.
+        for k in stride(from: 5, to: lines.count, by: 97) { lines[k] = "not json \(k)" }
+        for k in stride(from: 40, to: lines.count, by: 89) where !lines[k - 30].hasPrefix("not") { lines[k] = lines[k - 30] }
+        let a = try dir.write("a.ndjson", lines: Array(lines.prefix(1700)))
+        let b = try dir.write("b.ndjson", lines: Array(lines.dropFirst(1700)))
+        func ingest(_ name: String, threads: Int) throws -> (IngestSummary, [Rejection], [[UInt8]]) {
+            let path = dir.file(name)
+            let store = try Store(path: path, create: true)
+            var options = IngestOptions()
+            // Hundreds of handoffs, each decoded by whichever thread read it, and a
+            // dictionary trained after the 29th, mid-way through the first file.
+            options.handoffEvents = 7
+            options.dictionarySamples = 200
+            options.parsingThreads = threads
+            let ingest = Ingest(store: store, sources: [.file(a), .file(b)], options: options, clock: { CLI.now })
+            var rejections: [Rejection] = []
+            ingest.onReject = { rejections.append($0) }
+            let summary = try ingest.run()
+            #expect(try store.verify().ok)
+            return (summary, rejections, try TamperKit.values(path))
+        }
+        let (one, oneRejected, oneValues) = try ingest("one", threads: 1)
+        #expect(one.rejected == 31 && one.duplicates > 25 && one.appended == 3000 - one.rejected - one.duplicates, "\(one)")
+        #expect(oneRejected.map { "\($0.source):\($0.line)" } == (0..<31).map { "\($0 < 18 ? a : b):\($0 < 18 ? 6 + 97 * $0 : 6 + 97 * $0 - 1700)" })
+        #expect(oneValues.count == one.appended)
+        for _ in 0..<3 {
+            let (three, threeRejected, threeValues) = try ingest("three-\(UInt32.random(in: 0...UInt32.max))", threads: 3)
+            #expect(three == one)
+            #expect(threeRejected == oneRejected)
+            #expect(threeValues == oneValues)  // byte for byte: same seqs, records, hashes, dictionary
+        }
+    }
+
     @Test("the text summary says what happened")
     func textSummary() throws {
         let dir = try TempDir()

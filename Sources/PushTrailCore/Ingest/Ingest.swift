@@ -103,6 +103,8 @@ public struct IngestOptions: Sendable {
     /// brings that many; the events before it are stored whole.
     public var compress = true
     public var dictionarySamples = 1000
+    /// Threads that read and decode beside the writing one (at least one).
+    public var parsingThreads = Ingest.parsingThreads
 
     static let defaultBatchBytes: Int = {
         let pages = sysconf(Int32(_SC_PHYS_PAGES))
@@ -151,6 +153,11 @@ public final class Ingest {
 
     // MARK: - Pipelined (default)
 
+    /// Threads that parse beside the writer by default: one per core, at most three.
+    /// With two cores, two parsing threads and the writer share them, so the parsing
+    /// takes the core the writer leaves idle while it waits (and the other way round).
+    public static let parsingThreads = max(1, min(3, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+
     private func runPipelined() throws -> IngestSummary {
         let fds = try sources.map { try $0.open() }
         let readsFiles = fds.allSatisfy { fd in
@@ -160,7 +167,8 @@ public final class Ingest {
         // Two handoffs may wait: the two threads' speeds vary (commits, stretches of
         // notifications), and a second slot lets the parser run ahead through them.
         // Alternating 1M-event runs: 12.33 → 11.39 s median, ~12 MB more at the peak.
-        let queue = BoundedQueue<Batch>(capacity: 2)
+        let parsers = max(1, options.parsingThreads)
+        let queue = OrderedQueue<Batch>(capacity: 2, producers: parsers)
         let dictionary = options.compress ? try store.latestDictionary() : nil
         // Appended events go back to the parsing thread to be freed there: freeing
         // another thread's allocations costs glibc more, and this thread is the slower.
@@ -169,11 +177,11 @@ public final class Ingest {
         let producer = Producer(
             sources: Array(zip(sources, fds)), options: options, dictionary: dictionary, queue: queue, spent: spent,
             prefaulter: prefaulter)
-        let thread = WorkerThread { producer.run() }
-        thread.start()
+        let threads = (0..<parsers).map { _ in WorkerThread { producer.run() } }
+        for thread in threads { thread.start() }
         defer {
             queue.cancel()
-            thread.join()
+            for thread in threads { thread.join() }
             for fd in fds where fd != 0 { close(fd) }
         }
 
@@ -457,25 +465,65 @@ struct Batch: Sendable {
     var dictionary: RecordDictionary?
 }
 
-/// Reads and decodes lines into batches on its own thread.
+/// Reads lines in chunks and decodes and compresses them into batches, on one or more
+/// threads of its own (`run` is each thread's body).
+///
+/// The lines are read under a lock, one chunk (a handoff's worth) at a time, and each
+/// chunk is numbered; the thread that read it decodes and compresses it alone and hands
+/// it to `queue`, which gives the writer the batches in chunk order. So the order of
+/// events, seqs and rejections is the input's whatever thread decoded what, and with
+/// two cores the parsing uses whichever core the writer leaves idle: the writer and
+/// the parsing take turns at bounding an ingest (docs/PERFORMANCE.md). While the store
+/// has no dictionary yet, chunks are decoded under the lock, one after another, until
+/// the sample is complete and the dictionary trained; input that trickles in (a pipe)
+/// is decoded under the lock too, as it comes.
 final class Producer: @unchecked Sendable {
     let sources: [(InputSource, Int32)]
     let options: IngestOptions
-    let queue: BoundedQueue<Batch>
-    /// Events the writer has appended, to be freed on this thread.
+    let queue: OrderedQueue<Batch>
+    /// Events the writer has appended, to be freed on a parsing thread.
     let spent: BoundedQueue<[PendingEvent]>
-    /// Compresses the events' records (on this thread, beside the parsing); nil while
-    /// there is no dictionary.
-    private var compressor: RecordCompressor?
+    /// Faults in the writer's next map pages after each handoff (Linux).
+    let prefaulter: MapPrefaulter?
+
+    /// Guards everything below: the input, the numbering and the dictionary.
+    private let input = Monitor()
+    private var sourceIndex = 0
+    private var reader: LineReader?
+    /// Bytes read from the sources before the current one.
+    private var readBefore = 0
+    private var ordinal = 0
+    private var nextChunk = 0
+    /// The chunk being read.
+    private var pending = Chunk()
+    /// No chunk is left to read: the input ended, failed, or the writer has gone.
+    private var finished = false
+    /// What new records are compressed with; nil while there is none.
+    private var dictionary: RecordDictionary?
     /// Events kept to train a dictionary on, while the store has none.
     private var samples: [[UInt8]]? = nil
     private var sampleBytes = 0
 
-    /// Faults in the writer's next map pages after each handoff (Linux).
-    let prefaulter: MapPrefaulter?
+    /// Lines read for one handoff, with where they came from.
+    struct Chunk {
+        var number = 0
+        var lines: [InputLine] = []
+        /// The index in `sources` of each line's source.
+        var sourceOf: [Int] = []
+        var firstOrdinal = 0
+        var bytes = 0
+        var bytesRead = 0
+        var error: StoreError?
+    }
+
+    /// What one parsing thread keeps between chunks.
+    final class Worker {
+        var decoder = EventDecoder(full: false)
+        var compressor: RecordCompressor?
+    }
 
     init(
-        sources: [(InputSource, Int32)], options: IngestOptions, dictionary: RecordDictionary?, queue: BoundedQueue<Batch>,
+        sources: [(InputSource, Int32)], options: IngestOptions, dictionary: RecordDictionary?, queue: OrderedQueue<Batch>,
         spent: BoundedQueue<[PendingEvent]>, prefaulter: MapPrefaulter? = nil
     ) {
         self.sources = sources
@@ -483,88 +531,226 @@ final class Producer: @unchecked Sendable {
         self.options = options
         self.queue = queue
         self.spent = spent
-        compressor = dictionary.flatMap { RecordCompressor(dictionary: $0) }
+        self.dictionary = dictionary
         if options.compress && dictionary == nil { samples = [] }
     }
 
-    /// Compresses the batch's events, training the dictionary first once enough events
-    /// have come (at most 8 MiB of them are kept for it).
-    private func compress(_ batch: inout Batch) {
-        if var kept = samples {
-            for e in batch.events where kept.count < options.dictionarySamples && sampleBytes < 8 << 20 {
-                kept.append(e.raw)
-                sampleBytes += e.raw.count
-            }
-            samples = kept
-            if kept.count >= options.dictionarySamples || sampleBytes >= 8 << 20 {
-                samples = nil
-                compressor = RecordDictionary.train(kept).flatMap { RecordCompressor(dictionary: $0) }
-            }
-        }
-        guard let compressor else { return }
-        batch.dictionary = compressor.dictionary
-        compressor.compress(&batch.events)
-    }
-
+    /// One parsing thread: reads, decodes and hands off chunks until none is left.
     func run() {
-        var decoder = EventDecoder(full: false)
-        let limit = options.handoffLimit
-        var batch = Batch()
-        batch.events.reserveCapacity(limit.events)
-        var bytes = 0
-        var readBefore = 0
-        var ordinal = 0
-        var cancelled = false
-        defer { queue.close() }
-        /// Hands what is parsed so far to the writer.
-        func handOff(bytesRead: Int) {
-            batch.bytesRead = bytesRead
-            batch.rawBytes = bytes
-            compress(&batch)
-            if !queue.push(batch) { cancelled = true }
-            prefaulter?.populate()
-            while case .item = spent.tryPop() {}
-            batch = Batch()
-            // Room for a full handoff: growing the array moves every event in it.
-            batch.events.reserveCapacity(limit.events)
-            bytes = 0
-        }
-        for (source, fd) in sources {
-            let reader = LineReader(fd: fd)
-            // Input that trickles in (a pipe from a live server) is stored as it comes,
-            // not when a handoff fills.
-            reader.beforeWaiting = {
-                if !cancelled && batch.lines > 0 { handOff(bytesRead: readBefore + reader.bytesRead) }
-            }
-            defer { reader.beforeWaiting = nil }  // it holds the reader
-            do {
-                while !cancelled, let line = try reader.next() {
-                    guard !Ingest.isBlank(line.bytes) else { continue }
-                    batch.lines += 1
-                    ordinal += 1
-                    switch Ingest.decode(line, source: source.name, ordinal: ordinal, decoder: &decoder) {
-                    case .success(let pending):
-                        bytes += pending.raw.count
-                        batch.events.append(pending)
-                    case .failure(let rejection):
-                        batch.rejections.append(rejection)
-                    }
-                    if batch.events.count >= limit.events || bytes >= limit.bytes {
-                        handOff(bytesRead: readBefore + reader.bytesRead)
-                    }
-                }
-                if cancelled { return }
-                readBefore += reader.bytesRead
-            } catch {
-                batch.error = error as? StoreError ?? .io("\(error)")
-                _ = queue.push(batch)
+        let worker = Worker()
+        defer { queue.producerFinished() }
+        while true {
+            input.lock()
+            guard !finished && !queue.isCancelled else {
+                input.unlock()
                 return
             }
+            let chunk = read(worker)
+            let dictionary = dictionary
+            if samples != nil {
+                // Until the dictionary is trained, one chunk after another.
+                hand(decode(chunk, worker, sampling: true))
+                input.unlock()
+            } else {
+                input.unlock()
+                hand(decode(chunk, worker, dictionary: dictionary))
+            }
         }
-        batch.bytesRead = readBefore
+    }
+
+    /// Reads the next chunk; called with the lock held. Sets `finished` when the input
+    /// ends or fails.
+    private func read(_ worker: Worker) -> Chunk {
+        let limit = options.handoffLimit
+        // Input that trickles in (a pipe from a live server) is stored as it comes, not
+        // when a chunk fills: what is read is decoded (by this thread, which holds the
+        // lock) and handed off before a read waits.
+        let beforeWaiting = { [unowned self] in
+            guard !pending.lines.isEmpty else { return }
+            pending.bytesRead = readBefore + (reader?.bytesRead ?? 0)
+            hand(decode(take(), worker, sampling: samples != nil, dictionary: dictionary))
+        }
+        reader?.beforeWaiting = beforeWaiting
+        defer { reader?.beforeWaiting = nil }  // it holds this thread's decoder, and the reader
+        while pending.lines.count < limit.events && pending.bytes < limit.bytes {
+            if reader == nil {
+                guard sourceIndex < sources.count else {
+                    finished = true
+                    break
+                }
+                reader = LineReader(fd: sources[sourceIndex].1)
+                reader!.beforeWaiting = beforeWaiting
+            }
+            let reader = reader!
+            do {
+                guard let line = try reader.next() else {
+                    readBefore += reader.bytesRead
+                    reader.beforeWaiting = nil
+                    self.reader = nil
+                    sourceIndex += 1
+                    continue
+                }
+                guard !Ingest.isBlank(line.bytes) else { continue }
+                if pending.lines.isEmpty { pending.firstOrdinal = ordinal + 1 }
+                ordinal += 1
+                pending.bytes += line.bytes.count
+                pending.lines.append(line)
+                pending.sourceOf.append(sourceIndex)
+            } catch {
+                pending.error = error as? StoreError ?? .io("\(error)")
+                finished = true
+                break
+            }
+        }
+        pending.bytesRead = readBefore + (reader?.bytesRead ?? 0)
+        if finished, let reader {
+            reader.beforeWaiting = nil
+            self.reader = nil
+        }
+        return take()
+    }
+
+    /// The chunk read so far, numbered; a new one starts.
+    private func take() -> Chunk {
+        var chunk = pending
+        chunk.number = nextChunk
+        nextChunk += 1
+        pending = Chunk()
+        pending.lines.reserveCapacity(min(options.handoffLimit.events, 1 << 16))
+        return chunk
+    }
+
+    /// Decodes a chunk's lines and compresses its events: with `dictionary`, or, while
+    /// `sampling` (with the lock held), with the one trained once the sample is complete.
+    private func decode(_ chunk: Chunk, _ worker: Worker, sampling: Bool = false, dictionary: RecordDictionary? = nil) -> (Int, Batch) {
+        var batch = Batch()
+        batch.events.reserveCapacity(chunk.lines.count)
+        batch.lines = chunk.lines.count
+        batch.bytesRead = chunk.bytesRead
+        batch.error = chunk.error
+        var bytes = 0
+        for i in chunk.lines.indices {
+            let source = sources[chunk.sourceOf[i]].0.name
+            switch Ingest.decode(chunk.lines[i], source: source, ordinal: chunk.firstOrdinal + i, decoder: &worker.decoder) {
+            case .success(let pending):
+                bytes += pending.raw.count
+                batch.events.append(pending)
+            case .failure(let rejection):
+                batch.rejections.append(rejection)
+            }
+        }
         batch.rawBytes = bytes
-        compress(&batch)
-        _ = queue.push(batch)
+        var dictionary = dictionary
+        if sampling { dictionary = sample(batch.events) }
+        if let dictionary {
+            if worker.compressor?.dictionary !== dictionary { worker.compressor = RecordCompressor(dictionary: dictionary) }
+            if let compressor = worker.compressor {
+                batch.dictionary = dictionary
+                compressor.compress(&batch.events)
+            }
+        }
+        return (chunk.number, batch)
+    }
+
+    /// Keeps events for the dictionary (at most 8 MiB of them) and trains it once enough
+    /// have come; called with the lock held. The dictionary to compress with, if any.
+    private func sample(_ events: [PendingEvent]) -> RecordDictionary? {
+        guard var kept = samples else { return dictionary }
+        for e in events where kept.count < options.dictionarySamples && sampleBytes < 8 << 20 {
+            kept.append(e.raw)
+            sampleBytes += e.raw.count
+        }
+        samples = kept
+        if kept.count >= options.dictionarySamples || sampleBytes >= 8 << 20 {
+            samples = nil
+            dictionary = RecordDictionary.train(kept)
+        }
+        return dictionary
+    }
+
+    /// Hands a decoded chunk to the writer (unless it has gone: then the queue is
+    /// cancelled, which stops every parsing thread), then does the work that follows a
+    /// handoff. Takes no lock of this producer's: it is called with it held or not.
+    private func hand(_ numbered: (Int, Batch)) {
+        guard queue.push(numbered.1, number: numbered.0) else { return }
+        prefaulter?.populate()
+        while case .item = spent.tryPop() {}
+    }
+}
+
+/// Batches numbered 0, 1, 2… by several producers, given to one consumer in that order.
+/// A producer waits while its batch is `capacity` or more ahead of the next one due,
+/// so at most `capacity` wait here. `pop` returns nil once every producer has finished
+/// and all they handed in has been taken.
+final class OrderedQueue<Element: Sendable>: @unchecked Sendable {
+    private let monitor = Monitor()
+    private var waiting: [Int: Element] = [:]
+    private var next = 0
+    private let capacity: Int
+    private var producers: Int
+    private var cancelled = false
+
+    init(capacity: Int, producers: Int) {
+        self.capacity = capacity
+        self.producers = producers
+    }
+
+    /// Blocks while `number` is too far ahead; false when the consumer has gone.
+    func push(_ item: Element, number: Int) -> Bool {
+        monitor.locked {
+            while number >= next + capacity && !cancelled { monitor.wait() }
+            guard !cancelled else { return false }
+            waiting[number] = item
+            monitor.broadcast()
+            return true
+        }
+    }
+
+    /// A producer has handed in everything it will.
+    func producerFinished() {
+        monitor.locked {
+            producers -= 1
+            monitor.broadcast()
+        }
+    }
+
+    typealias Poll = BoundedQueue<Element>.Poll
+
+    /// Takes the next batch without waiting.
+    func tryPop() -> Poll {
+        monitor.locked {
+            if let item = waiting.removeValue(forKey: next) {
+                next += 1
+                monitor.broadcast()
+                return .item(item)
+            }
+            return producers == 0 ? .finished : .empty
+        }
+    }
+
+    func pop() -> Element? {
+        monitor.locked {
+            while true {
+                if let item = waiting.removeValue(forKey: next) {
+                    next += 1
+                    monitor.broadcast()
+                    return item
+                }
+                if producers == 0 || cancelled { return nil }
+                monitor.wait()
+            }
+        }
+    }
+
+    /// The consumer has gone.
+    var isCancelled: Bool { monitor.locked { cancelled } }
+
+    func cancel() {
+        monitor.locked {
+            cancelled = true
+            waiting.removeAll()
+            monitor.broadcast()
+        }
     }
 }
 

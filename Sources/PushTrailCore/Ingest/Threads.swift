@@ -29,6 +29,11 @@ final class Monitor: @unchecked Sendable {
         return try body()
     }
 
+    /// For a critical section that does not fit one closure: pair each `lock` with one
+    /// `unlock` on the same thread.
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+
     /// Waits for a broadcast; call with the lock held (inside `locked`).
     func wait() { pthread_cond_wait(condition, mutex) }
     func broadcast() { pthread_cond_broadcast(condition) }
