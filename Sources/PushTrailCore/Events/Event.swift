@@ -207,14 +207,14 @@ public enum EventID {
         var id = id
         return id.withUTF8 { utf8 in
             [UInt8](unsafeUninitializedCapacity: utf8.count) { out, count in
-                for k in utf8.indices {
-                    let c = utf8[k]
-                    out[k] = c &- 0x41 < 26 ? c | 0x20 : c
-                }
+                for k in utf8.indices { out[k] = lowercased(utf8[k]) }
                 count = utf8.count
             }
         }
     }
+
+    /// An ASCII letter lowercased; any other byte as it is.
+    @inline(__always) static func lowercased(_ c: UInt8) -> UInt8 { c &- 0x41 < 26 ? c | 0x20 : c }
 
     public static func normalizedNotificationIDString(_ id: String) -> String {
         // Most ids are already lowercase: then the string itself, not a copy.

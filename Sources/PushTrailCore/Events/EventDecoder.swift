@@ -154,11 +154,13 @@ public struct EventDecoder: Sendable {
                 throw InvalidEvent("\"payload.button_types\" must be an array of strings")
             }
             var list: [String] = []
-            for element in json.elements(b) {
+            var element = b + 1
+            while element < json.end(of: b) {  // no array of indexes to walk it
                 guard json.kind(element) == .string else {
                     throw InvalidEvent("\"payload.button_types\" must be an array of strings")
                 }
                 if full { list.append(json.string(element)!) }
+                element = json.end(of: element)
             }
             buttons = full ? list : nil
         }

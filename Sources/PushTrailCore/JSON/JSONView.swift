@@ -148,6 +148,9 @@ public struct JSONView {
     public var root: Int { 0 }
 
     @inline(__always) public func kind(_ index: Int) -> JSONNode.Kind { nodes[index].kind }
+    /// The tape index just past the value at `index` and everything in it: in an array,
+    /// the next element's.
+    @inline(__always) func end(of index: Int) -> Int { Int(nodes[index].next) }
 
     /// The value of member `name` of the object at `object`, or nil.
     public func member(_ object: Int, _ name: StaticString) -> Int? {

@@ -51,8 +51,15 @@ struct IndexFields: Sendable {
         let reference = event.referencedNotificationID
         hasThread = thread != nil
         hasReference = reference != nil
-        var keys = event.identityKey
-        keys.reserveCapacity(keys.count + event.user.utf8.count + (thread?.utf8.count ?? 0) + (reference?.utf8.count ?? 0))
+        // One allocation of the exact size; a notification's id is lowercased into it.
+        var keys: [UInt8] = []
+        keys.reserveCapacity(event.id.utf8.count + event.user.utf8.count + (thread?.utf8.count ?? 0) + (reference?.utf8.count ?? 0))
+        if event.type == .notification {
+            var id = event.id
+            id.withUTF8 { for c in $0 { keys.append(EventID.lowercased(c)) } }
+        } else {
+            keys += event.id.utf8
+        }
         let id = Int32(keys.count)
         keys += event.user.utf8
         let user = Int32(keys.count)
@@ -118,7 +125,12 @@ public final class StoreWriter {
     let store: Store
     let txn: Transaction
     let clock: () -> Timestamp
-    private(set) public var head: ChainHead
+    /// The chain head: the last seq, and its hash (kept in `headHash`).
+    public var head: ChainHead { ChainHead(seq: headSeq, hash: Array(UnsafeRawBufferPointer(start: headHash, count: 32))) }
+    private var headSeq: UInt64
+    /// The last hash, where the next record's hash is made from it and copied to, with
+    /// no array to retain per event.
+    private let headHash: UnsafeMutableRawPointer
     private var counts: [UInt64]
     private var storedTape = JSONTape()
     private var newTape = JSONTape()
@@ -141,7 +153,8 @@ public final class StoreWriter {
         self.txn = txn
         self.clock = clock
         let reader = StoreReader(store: store, txn: txn)
-        head = try reader.head()
+        let head = try reader.head()
+        headSeq = head.seq
         let c = try reader.counts()
         counts = EventType.allCases.map { UInt64(c[$0] ?? 0) }
         var last: (UInt64, UInt64)?
@@ -154,7 +167,11 @@ public final class StoreWriter {
         eventCursor = try txn.writeCursor(store.events)
         precondition(Layout.Index.allCases == [.time, .users, .tasks, .threads, .refs, .unregistered])
         cursors = try Layout.Index.allCases.map { try txn.writeCursor(store.indexes[$0]) }
+        headHash = UnsafeMutableRawPointer.allocate(byteCount: 32, alignment: 8)  // after the last `try`
+        head.hash.withUnsafeBytes { headHash.copyMemory(from: $0.baseAddress!, byteCount: 32) }
     }
+
+    deinit { headHash.deallocate() }
 
     /// Appends each event, or classifies it as a duplicate or conflict. Events carrying
     /// a compressed form were compressed with `dictionary`, stored with the first of
@@ -163,12 +180,17 @@ public final class StoreWriter {
         let recordedAt = clock()
         var outcomes: [AppendOutcome] = []
         outcomes.reserveCapacity(batch.count)
-        let compression = try dictionary.flatMap { d in try number(of: d).map { (number: $0, digest: d.digest) } }
+        let dictionaryNumber = try dictionary.flatMap { try number(of: $0) }
+        let digest = dictionaryNumber != nil ? dictionary!.digest : []
         // Borrowed through the buffer: iterating or subscripting the array copies
-        // (retains and releases) every event, a few percent of the writer's time.
+        // (retains and releases) every event, a few percent of the writer's time; the
+        // digest too is lent for the batch, not passed as an array per event.
         try batch.withUnsafeBufferPointer { events in
-            for i in events.indices {
-                outcomes.append(try append(events.baseAddress! + i, recordedAt: recordedAt, compression: compression))
+            try digest.withUnsafeBytes { digest in
+                let compression = dictionaryNumber.map { (number: $0, digest: digest) }
+                for i in events.indices {
+                    outcomes.append(try append(events.baseAddress! + i, recordedAt: recordedAt, compression: compression))
+                }
             }
         }
         return outcomes
@@ -197,12 +219,12 @@ public final class StoreWriter {
     }
 
     private func append(
-        _ pending: UnsafePointer<PendingEvent>, recordedAt: Timestamp, compression: (number: UInt8, digest: [UInt8])?
+        _ pending: UnsafePointer<PendingEvent>, recordedAt: Timestamp, compression: (number: UInt8, digest: UnsafeRawBufferPointer)?
     ) throws -> AppendOutcome {
         // Read through the pointer, never bound to a local: a local `PendingEvent` is a
         // copy, a retain for each of its strings, for every append.
         let type = pending.pointee.fields.type
-        let seq = head.seq + 1
+        let seq = headSeq + 1
         var seqBE = seq.bigEndian
         // One search both finds an existing id and files a new one.
         let existing = try pending.pointee.fields.keys.withUnsafeBytes { keys in
@@ -219,33 +241,29 @@ public final class StoreWriter {
                 try sameJSON($0, pending.pointee.raw, caseInsensitiveID: type == .notification)
             } ? .duplicate(existing) : .conflict(existing)
         }
-        // Compressed: the dictionary's number, then the frame; otherwise the JSON.
-        let compressed = compression != nil ? pending.pointee.compressed : nil
-        let body = compressed ?? pending.pointee.raw
-        let bodyOffset = Layout.eventHeaderSize + (compressed == nil ? 0 : 1)
+        // Compressed: the dictionary's number, then the frame; otherwise the JSON. Read
+        // through the pointer where they are used: a local array is a retain and a release.
+        let compressed = compression != nil && pending.pointee.compressed != nil
+        let bodyCount = compressed ? pending.pointee.compressed.unsafelyUnwrapped.count : pending.pointee.raw.count
+        let bodyOffset = Layout.eventHeaderSize + (compressed ? 1 : 0)
         try withUnsafeBytes(of: &seqBE) { seqBytes in
             // The record is written in place in the map and hashed there.
-            try eventCursor.reserve(seqBytes, size: bodyOffset + body.count, flags: .append) { value in
+            try eventCursor.reserve(seqBytes, size: bodyOffset + bodyCount, flags: .append) { value in
                 newestRecord = Int(bitPattern: value.baseAddress)
                 Layout.writeEventHeader(
-                    type: type, compressed: compressed != nil, recordedAt: recordedAt, at: pending.pointee.fields.at,
-                    into: value)
-                if let compression, compressed != nil { value[Layout.eventHeaderSize] = compression.number }
-                body.withUnsafeBytes { body in
-                    (value.baseAddress! + bodyOffset).copyMemory(from: body.baseAddress!, byteCount: body.count)
+                    type: type, compressed: compressed, recordedAt: recordedAt, at: pending.pointee.fields.at, into: value)
+                let body = value.baseAddress! + bodyOffset
+                if compressed {
+                    value[Layout.eventHeaderSize] = compression.unsafelyUnwrapped.number
+                    pending.pointee.compressed.unsafelyUnwrapped.withUnsafeBytes { body.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                } else {
+                    pending.pointee.raw.withUnsafeBytes { body.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
                 }
-                let digest = compressed != nil ? compression!.digest : []
-                head.hash.withUnsafeBytes { previous in
-                    digest.withUnsafeBytes { digest in
-                        Layout.chainHash(
-                            previous: previous, seq: seqBytes, value: UnsafeRawBufferPointer(value), dictionaryDigest: digest,
-                            context: hasher, into: value.baseAddress! + Layout.hashRange.lowerBound)
-                    }
-                }
-                // In place: a new array per event was an allocation and a free.
-                head.hash.withUnsafeMutableBytes {
-                    $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: value[Layout.hashRange]))
-                }
+                Layout.chainHash(
+                    previous: UnsafeRawBufferPointer(start: headHash, count: 32), seq: seqBytes, value: UnsafeRawBufferPointer(value),
+                    dictionaryDigest: compressed ? compression.unsafelyUnwrapped.digest : UnsafeRawBufferPointer(start: nil, count: 0),
+                    context: hasher, into: value.baseAddress! + Layout.hashRange.lowerBound)
+                headHash.copyMemory(from: value.baseAddress! + Layout.hashRange.lowerBound, byteCount: 32)
             }
             try fileIndexEntries(pending, seq: seq, seqBytes: seqBytes)
         }
@@ -272,7 +290,7 @@ public final class StoreWriter {
                 try unregistered.put(Layout.deviceKey(device), value, flags: .noDuplicateData, in: txn)
             }
         }
-        head.seq = seq
+        headSeq = seq
         counts[Int(type.rawValue) - 1] += 1
         return .appended(seq)
     }
@@ -356,7 +374,7 @@ public final class StoreWriter {
 
     /// Writes the chain head and counters; called once before commit.
     func flush() throws {
-        try store.meta.put(Layout.metaHeadKey, Layout.bigEndian(head.seq) + head.hash, in: txn)
+        try store.meta.put(Layout.metaHeadKey, Layout.bigEndian(headSeq) + head.hash, in: txn)
         try store.meta.put(Layout.metaCountsKey, counts.flatMap { Layout.bigEndian($0) }, in: txn)
     }
 }
