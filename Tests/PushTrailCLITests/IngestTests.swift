@@ -125,6 +125,59 @@ struct IngestTests {
         }
     }
 
+    @Test(
+        "a notification stored after its 410 delivery re-files it: the delivery earlier in the input, in an earlier ingest, or from another writer between a piped ingest's transactions"
+    )
+    func notificationAfterItsUnregisteredDelivery() throws {
+        let dir = try TempDir()
+        let ids = (0..<3).map { "0000000\($0)-1111-4222-8333-444455556666" }
+        func gone(_ k: Int) -> String {
+            Line.delivery("gone-\(k)", notification: ids[k], status: 410, extra: #","reason":"Unregistered","device":"tok-own-"# + "\(k)\"")
+        }
+        func notification(_ k: Int) -> String { Line.notification(ids[k], device: "tok-\(k)") }
+        func ingest(_ name: String, _ lines: [String], store: String = dir.store) throws {
+            let r = CLI.run(store: store, ["ingest", "-q", try dir.write(name, lines: lines)])
+            #expect(r.status == 0, "\(r)")
+        }
+        // Earlier in the same input, with other deliveries between them.
+        try ingest("one.ndjson", [gone(0)] + Line.deliveries("f", count: 300) + [notification(0)])
+        // In an earlier ingest: the next one, large enough, starts from the keys `refs` holds.
+        try ingest("two-a.ndjson", [gone(1)])
+        try ingest("two-b.ndjson", Line.deliveries("g", count: 3000) + [notification(1)])
+        #expect(CLI.run(store: dir.store, ["verify"]).status == 0)
+
+        // From another process, between two transactions of an ingest reading a pipe into
+        // a store whose `refs` is empty (so the ingest keeps its keys from the start).
+        let piped = dir.file("piped")
+        let pipe = Pipe()
+        let running = try Binary.start(["--store", piped, "ingest", "-q", "-"], input: .stream(pipe))
+        func stored() -> Int {
+            let head = try? Binary.run(["--store", piped, "head", "--json"])
+            return head.flatMap { $0.status == 0 ? (try? $0.json())?["seq"]?.int : nil } ?? 0
+        }
+        func waitFor(_ count: Int) -> Int {
+            var seen = 0
+            for _ in 0..<200 {  // up to 20 s on a loaded machine
+                seen = stored()
+                if seen >= count { break }
+                usleep(100_000)
+            }
+            return seen
+        }
+        pipe.fileHandleForWriting.write(Data((Line.deliveries("h", count: 3).joined(separator: "\n") + "\n").utf8))
+        #expect(waitFor(3) == 3)
+        try ingest("three-a.ndjson", [gone(2)], store: piped)
+        #expect(stored() == 4)
+        pipe.fileHandleForWriting.write(Data((notification(2) + "\n").utf8))
+        try pipe.fileHandleForWriting.close()
+        #expect(try running.wait().status == 0)
+        #expect(stored() == 5)
+        // verify recomputes every index entry from the events: a 410 left under its own
+        // device instead of its notification's is a mismatch.
+        let verify = CLI.run(store: piped, ["verify"])
+        #expect(verify.status == 0, "\(verify)")
+    }
+
     @Test("the text summary says what happened")
     func textSummary() throws {
         let dir = try TempDir()

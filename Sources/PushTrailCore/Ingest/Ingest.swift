@@ -185,6 +185,16 @@ public final class Ingest {
             for fd in fds where fd != 0 { close(fd) }
         }
 
+        // The keys of `refs` (KeyFilter), kept across this ingest's transactions while no
+        // other writer commits between them. Walked from the store when it has fewer
+        // entries than four per event the input may hold (about one per 512 bytes of a
+        // regular file; none for a pipe, unless `refs` is empty).
+        var refsFilter: KeyFilter?
+        var filterThrough = Int.min  // the last committed transaction the filter covers
+        let inputBytes = fds.reduce(0) { total, fd in
+            var st = stat()
+            return total + (fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG ? Int(st.st_size) : 0)
+        }
         var summary = IngestSummary()
         var next = queue.pop()
         var inputEnded = next == nil
@@ -198,7 +208,15 @@ public final class Ingest {
             // What the transaction did, applied once it has committed.
             var done = Committed()
             var failure: StoreError?
+            var transaction = 0
             try store.write(recordedAt: clock, retryingWhenFull: false) { writer in
+                transaction = writer.transactionID
+                if filterThrough == Int.min {
+                    refsFilter = try writer.makeRefsFilter(walkingAtMost: 4 * inputBytes / 512)
+                } else if transaction != filterThrough + 1 {
+                    refsFilter = nil  // another writer committed since: its refs keys are not in it
+                }
+                writer.refsFilter = refsFilter
                 // The map may move between transactions: the parser stops populating it.
                 defer { prefaulter?.pause() }
                 let usedBytes = store.fileBytes
@@ -248,6 +266,7 @@ public final class Ingest {
                     }
                 }
             }
+            filterThrough = transaction
             summary.read += done.lines
             for r in done.rejections { report(r, into: &summary) }
             summary.appended += done.appended

@@ -144,6 +144,9 @@ public final class StoreWriter {
     /// Where the newest record lies in the writable map (0 before the first): new pages
     /// are taken just past it, which `MapPrefaulter` faults in ahead of this thread.
     private(set) var newestRecord = 0
+    /// The notification ids `refs` may hold (its keys, those this transaction adds
+    /// included), when the ingest keeps them; nil: look in `refs` for every notification.
+    var refsFilter: KeyFilter?
     /// The dictionary the last batch was compressed with and its number in this store
     /// (nil: the store has no room for another, its records are stored whole).
     private var dictionaryInUse: (RecordDictionary, UInt8?)?
@@ -269,11 +272,13 @@ public final class StoreWriter {
         }
         // A notification arriving after its 410 deliveries re-files them under its device.
         // One probe through the refs cursor that lives for the transaction settles the
-        // usual case (nothing refers to a new notification yet).
+        // usual case (nothing refers to a new notification yet), and the filter of refs'
+        // keys, when there is one, settles most without the probe.
         if type == .notification,
             try pending.pointee.fields.keys.withUnsafeBytes({
-                try cursors[4].find(UnsafeRawBufferPointer(rebasing: $0[pending.pointee.fields.identityRange]))
-            }) != nil,
+                let id = UnsafeRawBufferPointer(rebasing: $0[pending.pointee.fields.identityRange])
+                return try refsFilter?.mayContain(id) != false && cursors[4].find(id) != nil
+            }),
             let device = pending.pointee.event.device
         {
             let reader = StoreReader(store: store, txn: txn)
@@ -319,7 +324,10 @@ public final class StoreWriter {
                 try withUnsafeBytes(of: &key) { _ = try cursors[2].put($0, seqBytes, flags: .appendDuplicate) }
             }
             if pending.pointee.fields.hasThread { try file(3, pending.pointee.fields.threadRange) }
-            if pending.pointee.fields.hasReference { try file(4, pending.pointee.fields.referenceRange) }
+            if pending.pointee.fields.hasReference {
+                try file(4, pending.pointee.fields.referenceRange)
+                refsFilter?.insert(UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.referenceRange]))
+            }
         }
         if let notification = pending.pointee.fields.unregisteredNotificationID,
             let device = try notificationDevice(notification) ?? pending.pointee.event.device
@@ -327,6 +335,25 @@ public final class StoreWriter {
             try Layout.deviceKey(device).withUnsafeBytes { _ = try cursors[5].put($0, seqBytes, flags: .appendDuplicate) }
         }
     }
+
+    /// A filter of the keys `refs` holds, or nil when it holds more than `limit` entries
+    /// (walking them would cost more than the look-ups it saves).
+    func makeRefsFilter(walkingAtMost limit: Int) throws -> KeyFilter? {
+        let refs = store.indexes[.refs]
+        guard try refs.statistics(in: txn).entries <= limit else { return nil }
+        let filter = KeyFilter()
+        try txn.withCursor(refs) { cursor in
+            var entry = try cursor.first()
+            while let (key, _) = entry {
+                filter.insert(key)
+                entry = try cursor.nextKey()
+            }
+        }
+        return filter
+    }
+
+    /// This write transaction's id: one more than the last committed one's.
+    var transactionID: Int { txn.id }
 
     /// The device of the stored notification `id`, if it is stored and has one.
     func notificationDevice(_ id: String) throws -> String? {
