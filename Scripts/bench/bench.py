@@ -668,7 +668,7 @@ COMMIT;
                             ">= 4x sqlite3, >= 300000 events/s")])
         rows.append(["ingest CPU time, user+sys (s)", fmt_time(pt["cpu_s"], "s"),
                      fmt_time(sq["cpu_s"], "s") if sq else "—", "—",
-                     "pushtrail runs a parser thread and a writer thread", "—", "—"])
+                     "pushtrail runs a writer thread and a parsing thread per core (at most 3)", "—", "—"])
         def written(sysname, size_key):
             d = ing.get(sysname)
             if not d or None in d.get("written_bytes", [None]) or size_key not in res["sizes"]:

@@ -164,14 +164,15 @@ public final class Ingest {
             var st = stat()
             return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
         }
-        // Two handoffs may wait: the two threads' speeds vary (commits, stretches of
-        // notifications), and a second slot lets the parser run ahead through them.
-        // Alternating 1M-event runs: 12.33 → 11.39 s median, ~12 MB more at the peak.
+        // Two handoffs may wait: the writer's and the parsing's speeds vary (commits,
+        // stretches of notifications), and a second slot lets the parsing run ahead
+        // through them. Alternating 1M-event runs with one parsing thread: 12.33 → 11.39 s
+        // median, ~12 MB more at the peak.
         let parsers = max(1, options.parsingThreads)
         let queue = OrderedQueue<Batch>(capacity: 2, producers: parsers)
         let dictionary = options.compress ? try store.latestDictionary() : nil
-        // Appended events go back to the parsing thread to be freed there: freeing
-        // another thread's allocations costs glibc more, and this thread is the slower.
+        // Appended events go back to the parsing threads to be freed there: this thread
+        // bounds the ingest, and freeing another thread's allocations costs glibc more.
         let spent = BoundedQueue<[PendingEvent]>(capacity: Int.max)
         let prefaulter = MapPrefaulter.make()
         let producer = Producer(
