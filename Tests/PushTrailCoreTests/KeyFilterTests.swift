@@ -23,7 +23,7 @@ struct KeyFilterTests {
         for key in inserted { key.withUnsafeBytes { filter.insert($0) } }
         #expect(inserted.allSatisfy { key in key.withUnsafeBytes { filter.mayContain($0) } })
         #expect(filter.insertions == 300_000)
-        // Three bits per key in 2^25: about 0.02% false positives at this load.
+        // Three bits of one word per key, 2^19 words: about 0.01% false positives at this load.
         let known = Set(inserted)
         let others = Self.keys(100_000, seed: 12).filter { !known.contains($0) }
         let positives = others.filter { key in key.withUnsafeBytes { filter.mayContain($0) } }.count
