@@ -6,6 +6,25 @@ import Testing
 struct IngestTests {
     static let summaryKeys: Set<String> = ["read", "appended", "duplicates", "conflicts", "rejected", "first_seq", "last_seq"]
 
+    /// The head seq of `store` (0 while it has none), read by another process while an
+    /// ingest may be running.
+    static func storedCount(_ store: String) -> Int {
+        let head = try? Binary.run(["--store", store, "head", "--json"])
+        return head.flatMap { $0.status == 0 ? (try? $0.json())?["seq"]?.int : nil } ?? 0
+    }
+
+    /// Waits until `store` holds `count` events, up to 20 s on a loaded machine; the
+    /// count last seen.
+    static func waitForStored(_ count: Int, in store: String) -> Int {
+        var seen = 0
+        for _ in 0..<200 {
+            seen = storedCount(store)
+            if seen >= count { break }
+            usleep(100_000)
+        }
+        return seen
+    }
+
     @Test("ingesting the sample file appends every event, and ingesting it again makes every line a duplicate")
     func reingestIsAllDuplicates() throws {
         let dir = try TempDir()
@@ -45,19 +64,8 @@ struct IngestTests {
         let pipe = Pipe()
         let running = try Binary.start(["--store", dir.store, "ingest", "-q", "-"], input: .stream(pipe))
         let lines = Line.deliveries("d", count: 5)
-        func storedCount() -> Int {
-            let head = try? Binary.run(["--store", dir.store, "head", "--json"])
-            return head.flatMap { $0.status == 0 ? (try? $0.json())?["seq"]?.int : nil } ?? 0
-        }
-        func waitFor(_ count: Int) -> Int {
-            var seen = 0
-            for _ in 0..<200 {  // up to 20 s on a loaded machine
-                seen = storedCount()
-                if seen >= count { break }
-                usleep(100_000)
-            }
-            return seen
-        }
+        func storedCount() -> Int { Self.storedCount(dir.store) }
+        func waitFor(_ count: Int) -> Int { Self.waitForStored(count, in: dir.store) }
         pipe.fileHandleForWriting.write(Data((lines.prefix(3).joined(separator: "\n") + "\n").utf8))
         // The ingest is still running, waiting for more input: the three are committed.
         #expect(waitFor(3) == 3)
@@ -151,19 +159,8 @@ struct IngestTests {
         let piped = dir.file("piped")
         let pipe = Pipe()
         let running = try Binary.start(["--store", piped, "ingest", "-q", "-"], input: .stream(pipe))
-        func stored() -> Int {
-            let head = try? Binary.run(["--store", piped, "head", "--json"])
-            return head.flatMap { $0.status == 0 ? (try? $0.json())?["seq"]?.int : nil } ?? 0
-        }
-        func waitFor(_ count: Int) -> Int {
-            var seen = 0
-            for _ in 0..<200 {  // up to 20 s on a loaded machine
-                seen = stored()
-                if seen >= count { break }
-                usleep(100_000)
-            }
-            return seen
-        }
+        func stored() -> Int { Self.storedCount(piped) }
+        func waitFor(_ count: Int) -> Int { Self.waitForStored(count, in: piped) }
         pipe.fileHandleForWriting.write(Data((Line.deliveries("h", count: 3).joined(separator: "\n") + "\n").utf8))
         #expect(waitFor(3) == 3)
         try ingest("three-a.ndjson", [gone(2)], store: piped)

@@ -160,10 +160,12 @@ public final class Ingest {
 
     private func runPipelined() throws -> IngestSummary {
         let fds = try sources.map { try $0.open() }
-        let readsFiles = fds.allSatisfy { fd in
+        // Each input's size when it is a regular file; nil for a pipe or terminal.
+        let fileSizes = fds.map { fd -> Int? in
             var st = stat()
-            return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+            return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG ? Int(st.st_size) : nil
         }
+        let readsFiles = fileSizes.allSatisfy { $0 != nil }
         // Two handoffs may wait: the writer's and the parsing's speeds vary (commits,
         // stretches of notifications), and a second slot lets the parsing run ahead
         // through them. Alternating 1M-event runs with one parsing thread: 12.33 → 11.39 s
@@ -173,7 +175,7 @@ public final class Ingest {
         let dictionary = options.compress ? try store.latestDictionary() : nil
         // Appended events go back to the parsing threads to be freed there: this thread
         // bounds the ingest, and freeing another thread's allocations costs glibc more.
-        let spent = BoundedQueue<[PendingEvent]>(capacity: Int.max)
+        let spent = HandBackQueue<[PendingEvent]>()
         let prefaulter = MapPrefaulter.make()
         let producer = Producer(
             sources: Array(zip(sources, fds)), options: options, dictionary: dictionary, queue: queue, spent: spent,
@@ -192,10 +194,7 @@ public final class Ingest {
         // regular file; none for a pipe, unless `refs` is empty).
         var refsFilter: KeyFilter?
         var filterThrough = Int.min  // the last committed transaction the filter covers
-        let inputBytes = fds.reduce(0) { total, fd in
-            var st = stat()
-            return total + (fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG ? Int(st.st_size) : 0)
-        }
+        let inputBytes = fileSizes.reduce(0) { $0 + ($1 ?? 0) }
         var summary = IngestSummary()
         var next = queue.pop()
         var inputEnded = next == nil
@@ -229,7 +228,7 @@ public final class Ingest {
                     let outcomes = try batch.events.isEmpty ? [] : writer.append(batch.events, dictionary: batch.dictionary)
                     done.add(batch, outcomes)
                     prefaulter?.advance(to: writer.newestRecord, usedBytes: usedBytes)
-                    _ = spent.push(batch.events)
+                    spent.push(batch.events)
                     batch.events = []
                     // Progress as the transaction fills (it can take seconds).
                     var soFar = summary
@@ -502,7 +501,7 @@ final class Producer: @unchecked Sendable {
     let options: IngestOptions
     let queue: OrderedQueue<Batch>
     /// Events the writer has appended, to be freed on a parsing thread.
-    let spent: BoundedQueue<[PendingEvent]>
+    let spent: HandBackQueue<[PendingEvent]>
     /// Faults in the writer's next map pages after each handoff (Linux).
     let prefaulter: MapPrefaulter?
 
@@ -544,7 +543,7 @@ final class Producer: @unchecked Sendable {
 
     init(
         sources: [(InputSource, Int32)], options: IngestOptions, dictionary: RecordDictionary?, queue: OrderedQueue<Batch>,
-        spent: BoundedQueue<[PendingEvent]>, prefaulter: MapPrefaulter? = nil
+        spent: HandBackQueue<[PendingEvent]>, prefaulter: MapPrefaulter? = nil
     ) {
         self.sources = sources
         self.prefaulter = prefaulter
@@ -694,7 +693,7 @@ final class Producer: @unchecked Sendable {
     private func hand(_ numbered: (Int, Batch)) {
         guard queue.push(numbered.1, number: numbered.0) else { return }
         prefaulter?.populate()
-        while case .item = spent.tryPop() {}
+        while spent.tryPop() != nil {}
     }
 }
 
@@ -734,7 +733,13 @@ final class OrderedQueue<Element: Sendable>: @unchecked Sendable {
         }
     }
 
-    typealias Poll = BoundedQueue<Element>.Poll
+    enum Poll {
+        case item(Element)
+        /// Nothing yet; more may come.
+        case empty
+        /// Every producer has finished, and all they handed in has been taken.
+        case finished
+    }
 
     /// Takes the next batch without waiting.
     func tryPop() -> Poll {
@@ -774,69 +779,18 @@ final class OrderedQueue<Element: Sendable>: @unchecked Sendable {
     }
 }
 
-/// A fixed-capacity queue between two threads; `pop` returns nil once it is closed
-/// and drained.
-final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
+/// Items handed from one thread to others, taken without waiting (the writer hands
+/// appended events back to the parsing threads, to be freed there).
+final class HandBackQueue<Element: Sendable>: @unchecked Sendable {
     private let monitor = Monitor()
     private var items: [Element] = []
-    private let capacity: Int
-    private var closed = false
-    private var cancelled = false
 
-    init(capacity: Int) { self.capacity = capacity }
-
-    /// Blocks while full; false when the consumer has gone.
-    func push(_ item: Element) -> Bool {
-        monitor.locked {
-            while items.count >= capacity && !cancelled { monitor.wait() }
-            guard !cancelled else { return false }
-            items.append(item)
-            monitor.broadcast()
-            return true
-        }
+    func push(_ item: Element) {
+        monitor.locked { items.append(item) }
     }
 
-    enum Poll {
-        case item(Element)
-        /// Nothing yet; more may come.
-        case empty
-        /// Closed and drained.
-        case finished
-    }
-
-    /// Takes the next item without waiting.
-    func tryPop() -> Poll {
-        monitor.locked {
-            guard !items.isEmpty else { return closed ? .finished : .empty }
-            let item = items.removeFirst()
-            monitor.broadcast()
-            return .item(item)
-        }
-    }
-
-    func pop() -> Element? {
-        monitor.locked {
-            while items.isEmpty && !closed { monitor.wait() }
-            guard !items.isEmpty else { return nil }
-            let item = items.removeFirst()
-            monitor.broadcast()
-            return item
-        }
-    }
-
-    func close() {
-        monitor.locked {
-            closed = true
-            monitor.broadcast()
-        }
-    }
-
-    func cancel() {
-        monitor.locked {
-            cancelled = true
-            closed = true
-            items.removeAll()
-            monitor.broadcast()
-        }
+    /// The oldest item, or nil when there is none.
+    func tryPop() -> Element? {
+        monitor.locked { items.isEmpty ? nil : items.removeFirst() }
     }
 }
