@@ -64,6 +64,22 @@ public struct Cursor {
         return true
     }
 
+    /// Appends `values`, packed values of `size` bytes each in increasing order, to the
+    /// values of `key` in a `duplicateFixed` database; each must sort after the key's
+    /// values already stored.
+    public func appendDuplicates(_ key: UnsafeRawBufferPointer, _ values: UnsafeRawBufferPointer, size: Int) throws {
+        var k = MDB_val(key)
+        // MDB_MULTIPLE takes two vals: the first value (and the size of each), the count.
+        var v = (
+            MDB_val(mv_size: size, mv_data: UnsafeMutableRawPointer(mutating: values.baseAddress)),
+            MDB_val(mv_size: values.count / size, mv_data: nil))
+        try withUnsafeMutablePointer(to: &v) {
+            try $0.withMemoryRebound(to: MDB_val.self, capacity: 2) {
+                try check(mdb_cursor_put(handle, &k, $0, UInt32(MDB_APPENDDUP | MDB_MULTIPLE)), "mdb_cursor_put")
+            }
+        }
+    }
+
     /// Stores `value` at `key` unless the key is there; returns the stored value when it is.
     public func insertIfAbsent(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         var k = MDB_val(key)

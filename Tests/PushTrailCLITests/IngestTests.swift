@@ -1,4 +1,5 @@
 import Foundation
+import LMDBKit
 import PushTrailCore
 import Testing
 
@@ -131,6 +132,116 @@ struct IngestTests {
             #expect(threeRejected == oneRejected)
             #expect(threeValues == oneValues)  // byte for byte: same seqs, records, hashes, dictionary
         }
+    }
+
+    /// Every entry of every database of the store at `path` but `events` and `meta`, by
+    /// database name, in LMDB's order.
+    static func indexEntries(_ path: String) throws -> [String: [[UInt8]]] {
+        var options = EnvironmentOptions()
+        options.readOnly = true
+        let env = try Environment(path: path, options: options)
+        let names = ["ids", "time", "users", "tasks", "threads", "refs", "unregistered"]
+        let dbs = try env.openDatabases { txn in try names.map { try env.openDatabase($0, create: false, in: txn) } }
+        return try env.read { txn in
+            var all: [String: [[UInt8]]] = [:]
+            for (name, db) in zip(names, dbs) {
+                all[name] = try txn.withCursor(db) { cursor in
+                    var entries: [[UInt8]] = []
+                    var entry = try cursor.first()
+                    while let (key, value) = entry {
+                        entries.append(Array(key) + [0xAA] + Array(value))
+                        entry = try cursor.next()
+                    }
+                    return entries
+                }
+            }
+            return all
+        }
+    }
+
+    @Test(
+        "ids and index entries filed in key order later in the transaction: duplicates and conflicts of events not filed yet, and 410s after their notifications, as one by one"
+    )
+    func indexRunsFileWhatAppendFiles() throws {
+        let dir = try TempDir()
+        var lines = TamperKit.lines(count: 4000, seed: 0xABC)  // ids "00000abc-…": capitals differ
+        // Repeats of earlier lines (duplicates), changed ones (conflicts), and
+        // notifications again with their ids in capitals (duplicates), all within a
+        // transaction of the first; the generated lines have 410s after their
+        // notifications, some with a device of their own.
+        var expectedDuplicates = 0
+        var expectedConflicts = 0
+        for k in stride(from: 60, to: lines.count, by: 53) {
+            let earlier = lines[k - 50]
+            if k % 3 == 0 {
+                lines[k] = earlier
+                expectedDuplicates += 1
+            } else if earlier.contains(#""type":"notification""#), k % 3 == 1 {
+                let id = earlier.components(separatedBy: #""id":""#)[1].prefix(36)
+                lines[k] = earlier.replacingOccurrences(of: String(id), with: id.uppercased())
+                expectedDuplicates += 1
+            } else {
+                lines[k] = earlier.replacingOccurrences(of: #""user":""#, with: #""user":"x"#)
+                expectedConflicts += 1
+            }
+        }
+        let input = try dir.write("events.ndjson", lines: lines)
+
+        // One by one: `Store.append`, which files every entry as it goes, a batch at a time.
+        let reference = dir.file("reference")
+        let store = try Store(path: reference, create: true)
+        var decoder = EventDecoder(full: false)
+        var outcomes: [AppendOutcome] = []
+        for chunk in stride(from: 0, to: lines.count, by: 500) {
+            let batch = try lines[chunk..<min(chunk + 500, lines.count)].map { line in
+                let raw = Array(line.utf8)
+                return PendingEvent(event: try decoder.decode(raw), raw: raw)
+            }
+            outcomes += try store.append(batch, recordedAt: { CLI.now })
+        }
+        #expect(outcomes.filter { if case .duplicate = $0 { true } else { false } }.count == expectedDuplicates)
+        #expect(outcomes.filter { if case .conflict = $0 { true } else { false } }.count == expectedConflicts)
+        #expect(try store.verify().ok)
+        let expectedIndexes = try Self.indexEntries(reference)
+        let expectedValues = try TamperKit.values(reference)
+        #expect(expectedIndexes["unregistered"]!.count > 20 && expectedValues.count == 4000 - expectedDuplicates - expectedConflicts)
+
+        // An ingest, in one transaction, filing its runs every entry, every few entries,
+        // or at the end; records whole, so that they compare byte for byte.
+        for runEntries in [1, 5, 97, IngestOptions().indexRunEntries] {
+            let path = dir.file("runs-\(runEntries)")
+            let store = try Store(path: path, create: true)
+            var options = IngestOptions()
+            options.handoffEvents = 13
+            options.compress = false
+            options.indexRunEntries = runEntries
+            let summary = try Ingest(store: store, sources: [.file(input)], options: options, clock: { CLI.now }).run()
+            #expect(summary.duplicates == expectedDuplicates && summary.conflicts == expectedConflicts, "\(summary)")
+            #expect(try store.verify().ok)
+            #expect(try TamperKit.values(path) == expectedValues, "runs of \(runEntries)")
+            #expect(try Self.indexEntries(path) == expectedIndexes, "runs of \(runEntries)")
+        }
+    }
+
+    @Test("an id another writer stores between two transactions of a piped ingest is a duplicate there, not filed twice")
+    func idStoredByAnotherWriterMidIngest() throws {
+        let dir = try TempDir()
+        let pipe = Pipe()
+        let running = try Binary.start(["--store", dir.store, "ingest", "--json", "-"], input: .stream(pipe))
+        // The ingest keeps the ids it has seen from its first transaction on (the store is empty).
+        pipe.fileHandleForWriting.write(Data((Line.deliveries("h", count: 3).joined(separator: "\n") + "\n").utf8))
+        #expect(Self.waitForStored(3, in: dir.store) == 3)
+        let shared = Line.notification("00000009-1111-4222-8333-444455556666", device: "tok-9")
+        let other = CLI.run(store: dir.store, ["ingest", "-q", try dir.write("other.ndjson", lines: [shared])])
+        #expect(other.status == 0, "\(other)")
+        pipe.fileHandleForWriting.write(Data((shared + "\n" + Line.deliveries("i", count: 2).joined(separator: "\n") + "\n").utf8))
+        try pipe.fileHandleForWriting.close()
+        let r = try running.wait()
+        #expect(r.status == 0, "\(r)")
+        let summary = try r.json()
+        #expect(summary["appended"]?.int == 5 && summary["duplicates"]?.int == 1, "\(r.stdout)")
+        #expect(Self.storedCount(dir.store) == 6)
+        #expect(CLI.run(store: dir.store, ["verify"]).status == 0)
     }
 
     @Test(

@@ -105,6 +105,8 @@ public struct IngestOptions: Sendable {
     public var dictionarySamples = 1000
     /// Threads that read and decode beside the writing one (at least one).
     public var parsingThreads = Ingest.parsingThreads
+    /// Index entries a transaction gathers before filing them in key order (`IndexRun`).
+    public var indexRunEntries = IndexRun.defaultLimit
 
     static let defaultBatchBytes: Int = {
         let pages = sysconf(Int32(_SC_PHYS_PAGES))
@@ -188,11 +190,13 @@ public final class Ingest {
             for fd in fds where fd != 0 { close(fd) }
         }
 
-        // The keys of `refs` (KeyFilter), kept across this ingest's transactions while no
-        // other writer commits between them. Walked from the store when it has fewer
-        // entries than four per event the input may hold (about one per 512 bytes of a
-        // regular file; none for a pipe, unless `refs` is empty).
+        // The keys of `refs` and `ids` (KeyFilter), kept across this ingest's transactions
+        // while no other writer commits between them. Walked from the store when it has
+        // fewer entries than four per event the input may hold (about one per 512 bytes
+        // of a regular file; none for a pipe, unless the database is empty). With the
+        // `ids` filter, new ids are filed in key order with the index entries (IndexRun).
         var refsFilter: KeyFilter?
+        var idsFilter: KeyFilter?
         var filterThrough = Int.min  // the last committed transaction the filter covers
         let inputBytes = fileSizes.reduce(0) { $0 + ($1 ?? 0) }
         var summary = IngestSummary()
@@ -212,11 +216,16 @@ public final class Ingest {
             try store.write(recordedAt: clock, retryingWhenFull: false) { writer in
                 transaction = writer.transactionID
                 if filterThrough == Int.min {
-                    refsFilter = try writer.makeRefsFilter(walkingAtMost: 4 * inputBytes / 512)
+                    refsFilter = try writer.makeFilter(of: store.indexes[.refs], walkingAtMost: 4 * inputBytes / 512)
+                    idsFilter = try writer.makeFilter(of: store.ids, walkingAtMost: 4 * inputBytes / 512)
                 } else if transaction != filterThrough + 1 {
-                    refsFilter = nil  // another writer committed since: its refs keys are not in it
+                    // Another writer committed since: its keys are not in them.
+                    refsFilter = nil
+                    idsFilter = nil
                 }
                 writer.refsFilter = refsFilter
+                writer.idsFilter = idsFilter
+                writer.runLimit = options.indexRunEntries
                 // The map may move between transactions: the parser stops populating it.
                 defer { prefaulter?.pause() }
                 let usedBytes = store.fileBytes

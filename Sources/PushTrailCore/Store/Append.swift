@@ -147,6 +147,17 @@ public final class StoreWriter {
     /// The notification ids `refs` may hold (its keys, those this transaction adds
     /// included), when the ingest keeps them; nil: look in `refs` for every notification.
     var refsFilter: KeyFilter?
+    /// The ids `ids` may hold (its keys, those this transaction adds included), when the
+    /// ingest keeps them; nil: every id is looked up and filed at once.
+    var idsFilter: KeyFilter?
+    /// New ids not filed yet (only with `idsFilter`), found by `seq(of:hash:)`.
+    private let pendingIDs = IndexRun(lookup: true)
+    /// Entries of `users`, `tasks`, `threads` and `refs` (in that order) not filed yet.
+    /// All runs are filed in key order when they hold `runLimit` entries together, and
+    /// at `flush`; `refs` also before it is read.
+    private let runs = (0..<4).map { _ in IndexRun() }
+    private var runEntries = 0
+    var runLimit = IndexRun.defaultLimit
     /// The dictionary the last batch was compressed with and its number in this store
     /// (nil: the store has no room for another, its records are stored whole).
     private var dictionaryInUse: (RecordDictionary, UInt8?)?
@@ -229,12 +240,24 @@ public final class StoreWriter {
         let type = pending.pointee.fields.type
         let seq = headSeq + 1
         var seqBE = seq.bigEndian
-        // One search both finds an existing id and files a new one.
         let existing = try pending.pointee.fields.keys.withUnsafeBytes { keys in
-            try withUnsafeBytes(of: &seqBE) { v in
-                try idCursor.insertIfAbsent(UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.identityRange]), v)
+            let key = UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.identityRange])
+            guard let idsFilter else {
+                // One search both finds an existing id and files a new one.
+                return try withUnsafeBytes(of: &seqBE) { try idCursor.insertIfAbsent(key, $0) }.map { Layout.readBigEndian($0) }
             }
-        }.map { Layout.readBigEndian($0) }
+            // A new id (the filter says so for most) is filed later, with its run.
+            let hash = KeyFilter.hash(key)
+            if idsFilter.mayContain(hash: hash) {
+                if let seq = pendingIDs.seq(of: key, hash: hash) { return seq }
+                if let (_, value) = try idCursor.find(key) { return Layout.readBigEndian(value) }
+            } else {
+                idsFilter.insert(hash: hash)
+            }
+            pendingIDs.add(key, seq: seq, hash: hash)
+            runEntries += 1
+            return nil
+        }
         if let existing {
             guard let value = try store.events.get(Layout.bigEndian(existing), in: txn) else {
                 throw StoreError.damaged(seq: existing, detail: "its id is indexed but the event is missing")
@@ -277,7 +300,9 @@ public final class StoreWriter {
         if type == .notification,
             try pending.pointee.fields.keys.withUnsafeBytes({
                 let id = UnsafeRawBufferPointer(rebasing: $0[pending.pointee.fields.identityRange])
-                return try refsFilter?.mayContain(id) != false && cursors[4].find(id) != nil
+                guard refsFilter?.mayContain(id) != false else { return false }
+                try fileRun(3)
+                return try cursors[4].find(id) != nil
             }),
             let device = pending.pointee.event.device
         {
@@ -315,20 +340,30 @@ public final class StoreWriter {
         }
         // The others hold seqs, which only grow: always appended.
         try pending.pointee.fields.keys.withUnsafeBytes { keys in
-            func file(_ slot: Int, _ range: Range<Int>) throws {
-                _ = try cursors[slot].put(UnsafeRawBufferPointer(rebasing: keys[range]), seqBytes, flags: .appendDuplicate)
-            }
-            try file(1, pending.pointee.fields.userRange)
+            runs[0].add(UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.userRange]), seq: seq)
+            runEntries += 1
             if let task = pending.pointee.fields.taskID {
                 var key = Layout.orderedSigned(task).bigEndian
-                try withUnsafeBytes(of: &key) { _ = try cursors[2].put($0, seqBytes, flags: .appendDuplicate) }
+                withUnsafeBytes(of: &key) { runs[1].add($0, seq: seq) }
+                runEntries += 1
             }
-            if pending.pointee.fields.hasThread { try file(3, pending.pointee.fields.threadRange) }
+            if pending.pointee.fields.hasThread {
+                runs[2].add(UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.threadRange]), seq: seq)
+                runEntries += 1
+            }
             if pending.pointee.fields.hasReference {
-                try file(4, pending.pointee.fields.referenceRange)
-                refsFilter?.insert(UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.referenceRange]))
+                let reference = UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.referenceRange])
+                // Without a filter every new notification reads `refs`: file at once.
+                if let refsFilter {
+                    runs[3].add(reference, seq: seq)
+                    runEntries += 1
+                    refsFilter.insert(reference)
+                } else {
+                    _ = try cursors[4].put(reference, seqBytes, flags: .appendDuplicate)
+                }
             }
         }
+        if runEntries >= runLimit { try fileRuns() }
         if let notification = pending.pointee.fields.unregisteredNotificationID,
             let device = try notificationDevice(notification) ?? pending.pointee.event.device
         {
@@ -336,13 +371,25 @@ public final class StoreWriter {
         }
     }
 
-    /// A filter of the keys `refs` holds, or nil when it holds more than `limit` entries
-    /// (walking them would cost more than the look-ups it saves).
-    func makeRefsFilter(walkingAtMost limit: Int) throws -> KeyFilter? {
-        let refs = store.indexes[.refs]
-        guard try refs.statistics(in: txn).entries <= limit else { return nil }
+    /// Files the entries of `runs[slot]`, in `cursors[slot + 1]`'s index.
+    private func fileRun(_ slot: Int) throws {
+        runEntries -= runs[slot].count
+        try runs[slot].file(through: cursors[slot + 1], duplicates: true)
+    }
+
+    /// Files every run: the new ids, then the index entries.
+    private func fileRuns() throws {
+        runEntries -= pendingIDs.count
+        try pendingIDs.file(through: idCursor, duplicates: false)
+        for slot in runs.indices { try fileRun(slot) }
+    }
+
+    /// A filter of the keys of `db` (`ids` or `refs`), or nil when it holds more than
+    /// `limit` entries (walking them would cost more than the look-ups it saves).
+    func makeFilter(of db: Database, walkingAtMost limit: Int) throws -> KeyFilter? {
+        guard try db.statistics(in: txn).entries <= limit else { return nil }
         let filter = KeyFilter()
-        try txn.withCursor(refs) { cursor in
+        try txn.withCursor(db) { cursor in
             var entry = try cursor.first()
             while let (key, _) = entry {
                 filter.insert(key)
@@ -358,7 +405,11 @@ public final class StoreWriter {
     /// The device of the stored notification `id`, if it is stored and has one.
     func notificationDevice(_ id: String) throws -> String? {
         let reader = StoreReader(store: store, txn: txn)
-        guard let seq = try reader.seq(forID: id), let stored = try reader.event(seq: seq), stored.type == .notification
+        var id = id
+        // Stored in this transaction, its id maybe not filed yet; `id` is lowercase, as
+        // notification ids are filed.
+        let notFiled = id.withUTF8 { pendingIDs.seq(of: UnsafeRawBufferPointer($0), hash: KeyFilter.hash(UnsafeRawBufferPointer($0))) }
+        guard let seq = try notFiled ?? reader.seq(forID: id), let stored = try reader.event(seq: seq), stored.type == .notification
         else { return nil }
         return try stored.decode().device
     }
@@ -401,6 +452,7 @@ public final class StoreWriter {
 
     /// Writes the chain head and counters; called once before commit.
     func flush() throws {
+        try fileRuns()
         try store.meta.put(Layout.metaHeadKey, Layout.bigEndian(headSeq) + head.hash, in: txn)
         try store.meta.put(Layout.metaCountsKey, counts.flatMap { Layout.bigEndian($0) }, in: txn)
     }

@@ -25,20 +25,24 @@ final class KeyFilter {
     deinit { words.deallocate() }
 
     /// The word and the three bits of it that stand for `key`.
-    @inline(__always) private func slot(_ key: UnsafeRawBufferPointer) -> (Int, UInt64) {
-        let h = KeyFilter.hash(key)
+    @inline(__always) private func slot(_ h: UInt64) -> (Int, UInt64) {
         let bits: UInt64 = 1 << (h >> 32 & 63) | 1 << (h >> 38 & 63) | 1 << (h >> 44 & 63)
         return (Int(h & wordMask), bits)
     }
 
-    func insert(_ key: UnsafeRawBufferPointer) {
-        let (word, bits) = slot(key)
+    func insert(_ key: UnsafeRawBufferPointer) { insert(hash: KeyFilter.hash(key)) }
+
+    /// Inserts the key whose `KeyFilter.hash` is `hash`.
+    func insert(hash: UInt64) {
+        let (word, bits) = slot(hash)
         words[word] |= bits
         insertions += 1
     }
 
-    func mayContain(_ key: UnsafeRawBufferPointer) -> Bool {
-        let (word, bits) = slot(key)
+    func mayContain(_ key: UnsafeRawBufferPointer) -> Bool { mayContain(hash: KeyFilter.hash(key)) }
+
+    func mayContain(hash: UInt64) -> Bool {
+        let (word, bits) = slot(hash)
         return words[word] & bits == bits
     }
 
