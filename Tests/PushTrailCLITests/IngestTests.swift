@@ -187,7 +187,10 @@ struct IngestTests {
         }
         let input = try dir.write("events.ndjson", lines: lines)
 
-        // One by one: `Store.append`, which files every entry as it goes, a batch at a time.
+        // The reference: `Store.append`, a batch at a time, which keeps no filters and so
+        // looks up and files every id and `refs` entry as it goes (the other indexes'
+        // runs are filed at each batch's end; verify recomputes every entry from the
+        // events, so each store's indexes are checked on their own too).
         let reference = dir.file("reference")
         let store = try Store(path: reference, create: true)
         var decoder = EventDecoder(full: false)

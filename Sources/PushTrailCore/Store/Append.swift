@@ -137,6 +137,10 @@ public final class StoreWriter {
     private let hasher = SHA256.Context()
     /// The greatest position in the `time` index, as (ordered at, seq).
     private var lastTime: (UInt64, UInt64)?
+    /// Positions not filed in `time` yet, as (ordered at, seq), filed with the runs:
+    /// those past `lastTime` (nearly all: events mostly come in time order) in one call.
+    private var timeRun: [(UInt64, UInt64)] = []
+    private var timeValues: [UInt64] = []
     private let idCursor: Cursor
     private let eventCursor: Cursor
     /// One cursor per index, in `Layout.Index.allCases` order.
@@ -330,14 +334,8 @@ public final class StoreWriter {
     private func fileIndexEntries(_ pending: UnsafePointer<PendingEvent>, seq: UInt64, seqBytes: UnsafeRawBufferPointer) throws {
         // Through the pointer, like `append`: a local `PendingEvent` would be a copy.
         let at = pending.pointee.fields.at.microseconds
-        // time: append while events come in time order.
-        var position = (Layout.orderedSigned(at).bigEndian, seq.bigEndian)
-        let ordered = (Layout.orderedSigned(at), seq)
-        let inOrder = lastTime.map { ordered > $0 } ?? true
-        if inOrder { lastTime = ordered }
-        try Layout.timeKey.withUnsafeBytes { key in
-            try withUnsafeBytes(of: &position) { _ = try cursors[0].put(key, $0, flags: inOrder ? .appendDuplicate : []) }
-        }
+        timeRun.append((Layout.orderedSigned(at), seq))
+        runEntries += 1
         // The others hold seqs, which only grow: always appended.
         try pending.pointee.fields.keys.withUnsafeBytes { keys in
             runs[0].add(UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.userRange]), seq: seq)
@@ -382,6 +380,34 @@ public final class StoreWriter {
         runEntries -= pendingIDs.count
         try pendingIDs.file(through: idCursor, duplicates: false)
         for slot in runs.indices { try fileRun(slot) }
+        try fileTimeRun()
+    }
+
+    /// Files the positions of `timeRun` in `time`: those before its greatest position one
+    /// by one, where they belong, and the others appended in one call.
+    private func fileTimeRun() throws {
+        guard !timeRun.isEmpty else { return }
+        runEntries -= timeRun.count
+        timeRun.sort { $0 < $1 }
+        var late = 0
+        if let last = lastTime {
+            while late < timeRun.count && timeRun[late] < last { late += 1 }
+        }
+        try Layout.timeKey.withUnsafeBytes { key in
+            for (at, seq) in timeRun[..<late] {
+                var position = (at.bigEndian, seq.bigEndian)
+                _ = try withUnsafeBytes(of: &position) { try cursors[0].put(key, $0) }
+            }
+            guard late < timeRun.count else { return }
+            timeValues.removeAll(keepingCapacity: true)
+            for (at, seq) in timeRun[late...] {
+                timeValues.append(at.bigEndian)
+                timeValues.append(seq.bigEndian)
+            }
+            try timeValues.withUnsafeBytes { try cursors[0].appendDuplicates(key, $0, size: 16) }
+            lastTime = timeRun.last
+        }
+        timeRun.removeAll(keepingCapacity: true)
     }
 
     /// A filter of the keys of `db` (`ids` or `refs`), or nil when it holds more than
