@@ -33,6 +33,26 @@ struct IndexRunTests {
         }
     }
 
+    /// Runs `body` with a new environment holding one plain database.
+    static func withPlainDatabase(_ body: (Environment, Database) throws -> Void) throws {
+        try withTemporaryDirectory { dir in
+            let env = try Environment(path: dir)
+            try body(env, try env.openDatabases { txn in try env.openDatabase("ids", create: true, in: txn) })
+        }
+    }
+
+    /// Files `entries` (key, seq) as new keys of the plain database `db`: one run, one
+    /// transaction.
+    static func fileNewKeys(_ entries: [([UInt8], UInt64)], into db: Database, of env: Environment) throws {
+        try env.write { txn in
+            try txn.withCursor(db) { cursor in
+                let run = IndexRun(lookup: true)
+                for (key, seq) in entries { key.withUnsafeBytes { run.add($0, seq: seq, hash: KeyFilter.hash($0)) } }
+                try run.file(through: cursor, duplicates: false)
+            }
+        }
+    }
+
     @Test("a duplicate-sort index filed in runs holds exactly what one put per event makes, in the same order")
     func sameAsOneByOne() throws {
         try withTemporaryDirectory { dir in
@@ -74,19 +94,11 @@ struct IndexRunTests {
 
     @Test("a plain database filed in runs holds every new key once; a key filed twice is an error, not a silent overwrite")
     func uniqueKeys() throws {
-        try withTemporaryDirectory { dir in
-            let env = try Environment(path: dir)
-            let db = try env.openDatabases { txn in try env.openDatabase("ids", create: true, in: txn) }
+        try Self.withPlainDatabase { env, db in
             var keys = Self.awkwardKeys + (0..<2000).map { Array("a-4cb8e3da-\($0)".utf8) }
             var rng = SplitMix(seed: 9)
             keys.shuffle(using: &rng)
-            try env.write { txn in
-                try txn.withCursor(db) { cursor in
-                    let run = IndexRun(lookup: true)
-                    for (n, key) in keys.enumerated() { key.withUnsafeBytes { run.add($0, seq: UInt64(n + 1), hash: KeyFilter.hash($0)) } }
-                    try run.file(through: cursor, duplicates: false)
-                }
-            }
+            try Self.fileNewKeys(keys.enumerated().map { ($0.element, UInt64($0.offset + 1)) }, into: db, of: env)
             let stored = try Self.entries(env, db)
             let expected = keys.enumerated().map { ($0.element, UInt64($0.offset + 1)) }
                 .sorted { $0.0.lexicographicallyPrecedes($1.0) }
@@ -94,24 +106,14 @@ struct IndexRunTests {
             #expect(stored == expected)
 
             // The same key again, in a later transaction: refused, and nothing changes.
-            #expect(throws: StoreError.self) {
-                try env.write { txn in
-                    try txn.withCursor(db) { cursor in
-                        let run = IndexRun(lookup: true)
-                        keys[7].withUnsafeBytes { run.add($0, seq: 99_999, hash: KeyFilter.hash($0)) }
-                        try run.file(through: cursor, duplicates: false)
-                    }
-                }
-            }
+            #expect(throws: StoreError.self) { try Self.fileNewKeys([(keys[7], 99_999)], into: db, of: env) }
             #expect(try Self.entries(env, db) == stored)
         }
     }
 
     @Test("a run with lookup finds every key added since it was last filed, whatever its table has grown to, and no other")
     func lookup() throws {
-        try withTemporaryDirectory { dir in
-            let env = try Environment(path: dir)
-            let db = try env.openDatabases { txn in try env.openDatabase("ids", create: true, in: txn) }
+        try Self.withPlainDatabase { env, db in
             let run = IndexRun(lookup: true)
             func seq(_ key: [UInt8]) -> UInt64? { key.withUnsafeBytes { run.seq(of: $0, hash: KeyFilter.hash($0)) } }
             // 5,000 keys: the table starts at 1,024 slots and doubles while kept half full.
