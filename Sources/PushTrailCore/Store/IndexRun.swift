@@ -2,6 +2,8 @@ import LMDBKit
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// Entries of one database that a write transaction has yet to file (`ids`, `users`,
@@ -141,7 +143,7 @@ final class IndexRun {
                     if !duplicates {
                         var seq = first.seq.bigEndian
                         guard try withUnsafeBytes(of: &seq, { try cursor.put(key, $0, flags: .noOverwrite) }) else {
-                            throw StoreError.io("internal error: an id was filed twice in one transaction")
+                            throw StoreError.io("internal error: a new id was already in the store when filed; nothing was written")
                         }
                         continue
                     }
