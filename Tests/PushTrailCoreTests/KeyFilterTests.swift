@@ -2,7 +2,7 @@ import Testing
 
 @testable import PushTrailCore
 
-@Suite("KeyFilter: the refs keys an ingest keeps, to skip look-ups for notifications nothing names")
+@Suite("KeyFilter: the refs and ids keys an ingest keeps, to skip look-ups for keys not stored")
 struct KeyFilterTests {
     /// Deterministic keys of 0 to 130 bytes (xorshift64*).
     static func keys(_ count: Int, seed: UInt64) -> [[UInt8]] {

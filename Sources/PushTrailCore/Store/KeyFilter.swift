@@ -5,7 +5,9 @@
 /// and deliveries name), so that a new notification looks in `refs` for the 410
 /// deliveries that came before it only when one may be there: in order, a notification
 /// comes before anything that names it, and the look-up was a random descent of the
-/// tree for every notification (docs/PERFORMANCE.md).
+/// tree for every notification (docs/PERFORMANCE.md). It keeps one of the `ids` keys
+/// too, so that an id it has never seen is known to be new without a look-up and can
+/// be filed later, in key order with the others (`IndexRun`).
 final class KeyFilter {
     /// 2^25 bits (4 MiB), in 64-bit words; a key sets three bits of one word, chosen by
     /// its hash, so an insert or a look-up touches one cache line instead of three (the
