@@ -753,11 +753,7 @@ final class OrderedQueue<Element: Sendable>: @unchecked Sendable {
     /// Takes the next batch without waiting.
     func tryPop() -> Poll {
         monitor.locked {
-            if let item = waiting.removeValue(forKey: next) {
-                next += 1
-                monitor.broadcast()
-                return .item(item)
-            }
+            if let item = takeNext() { return .item(item) }
             return producers == 0 ? .finished : .empty
         }
     }
@@ -765,15 +761,19 @@ final class OrderedQueue<Element: Sendable>: @unchecked Sendable {
     func pop() -> Element? {
         monitor.locked {
             while true {
-                if let item = waiting.removeValue(forKey: next) {
-                    next += 1
-                    monitor.broadcast()
-                    return item
-                }
+                if let item = takeNext() { return item }
                 if producers == 0 || cancelled { return nil }
                 monitor.wait()
             }
         }
+    }
+
+    /// The batch due next, if it is here; call with the lock held.
+    private func takeNext() -> Element? {
+        guard let item = waiting.removeValue(forKey: next) else { return nil }
+        next += 1
+        monitor.broadcast()  // a producer may wait for room
+        return item
     }
 
     /// The consumer has gone.

@@ -160,7 +160,6 @@ public final class StoreWriter {
     /// All runs are filed in key order when they hold `runLimit` entries together, and
     /// at `flush`; `refs` also before it is read.
     private let runs = (0..<4).map { _ in IndexRun() }
-    private var runEntries = 0
     var runLimit = IndexRun.defaultLimit
     /// The dictionary the last batch was compressed with and its number in this store
     /// (nil: the store has no room for another, its records are stored whole).
@@ -259,7 +258,6 @@ public final class StoreWriter {
                 idsFilter.insert(hash: hash)
             }
             pendingIDs.add(key, seq: seq, hash: hash)
-            runEntries += 1
             return nil
         }
         if let existing {
@@ -335,33 +333,28 @@ public final class StoreWriter {
         // Through the pointer, like `append`: a local `PendingEvent` would be a copy.
         let at = pending.pointee.fields.at.microseconds
         timeRun.append((Layout.orderedSigned(at), seq))
-        runEntries += 1
         // The others hold seqs, which only grow: always appended.
         try pending.pointee.fields.keys.withUnsafeBytes { keys in
             runs[0].add(UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.userRange]), seq: seq)
-            runEntries += 1
             if let task = pending.pointee.fields.taskID {
                 var key = Layout.orderedSigned(task).bigEndian
                 withUnsafeBytes(of: &key) { runs[1].add($0, seq: seq) }
-                runEntries += 1
             }
             if pending.pointee.fields.hasThread {
                 runs[2].add(UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.threadRange]), seq: seq)
-                runEntries += 1
             }
             if pending.pointee.fields.hasReference {
                 let reference = UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.referenceRange])
                 // Without a filter every new notification reads `refs`: file at once.
                 if let refsFilter {
                     runs[3].add(reference, seq: seq)
-                    runEntries += 1
                     refsFilter.insert(reference)
                 } else {
                     _ = try cursors[4].put(reference, seqBytes, flags: .appendDuplicate)
                 }
             }
         }
-        if runEntries >= runLimit { try fileRuns() }
+        if pendingIDs.count + runs.reduce(0, { $0 + $1.count }) + timeRun.count >= runLimit { try fileRuns() }
         if let notification = pending.pointee.fields.unregisteredNotificationID,
             let device = try notificationDevice(notification) ?? pending.pointee.event.device
         {
@@ -371,13 +364,11 @@ public final class StoreWriter {
 
     /// Files the entries of `runs[slot]`, in `cursors[slot + 1]`'s index.
     private func fileRun(_ slot: Int) throws {
-        runEntries -= runs[slot].count
         try runs[slot].file(through: cursors[slot + 1], duplicates: true)
     }
 
     /// Files every run: the new ids, then the index entries.
     private func fileRuns() throws {
-        runEntries -= pendingIDs.count
         try pendingIDs.file(through: idCursor, duplicates: false)
         for slot in runs.indices { try fileRun(slot) }
         try fileTimeRun()
@@ -387,7 +378,6 @@ public final class StoreWriter {
     /// by one, where they belong, and the others appended in one call.
     private func fileTimeRun() throws {
         guard !timeRun.isEmpty else { return }
-        runEntries -= timeRun.count
         timeRun.sort { $0 < $1 }
         var late = 0
         if let last = lastTime {
