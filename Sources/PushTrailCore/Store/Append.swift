@@ -131,7 +131,9 @@ public final class StoreWriter {
     /// The last hash, where the next record's hash is made from it and copied to, with
     /// no array to retain per event.
     private let headHash: UnsafeMutableRawPointer
-    private var counts: [UInt64]
+    /// Events of each type, by `EventType.rawValue - 1`: counted in place, where an
+    /// array property is checked for exclusive access and uniqueness per event.
+    private let counts: UnsafeMutablePointer<UInt64>
     private var storedTape = JSONTape()
     private var newTape = JSONTape()
     private let hasher = SHA256.Context()
@@ -139,12 +141,18 @@ public final class StoreWriter {
     private var lastTime: (UInt64, UInt64)?
     /// Positions not filed in `time` yet, as (ordered at, seq), filed with the runs:
     /// those past `lastTime` (nearly all: events mostly come in time order) in one call.
-    private var timeRun: [(UInt64, UInt64)] = []
+    @exclusivity(unchecked) private var timeRun: [(UInt64, UInt64)] = []
     private var timeValues: [UInt64] = []
     private let idCursor: Cursor
     private let eventCursor: Cursor
-    /// One cursor per index, in `Layout.Index.allCases` order.
-    private let cursors: [Cursor]
+    /// A cursor per index. Each is its own property, as are the runs below: an element
+    /// read from an array is retained and released around its use, per event.
+    private let timeCursor: Cursor
+    private let userCursor: Cursor
+    private let taskCursor: Cursor
+    private let threadCursor: Cursor
+    private let refCursor: Cursor
+    private let unregisteredCursor: Cursor
     /// Where the newest record lies in the writable map (0 before the first): new pages
     /// are taken just past it, which `MapPrefaulter` faults in ahead of this thread.
     private(set) var newestRecord = 0
@@ -156,10 +164,13 @@ public final class StoreWriter {
     var idsFilter: KeyFilter?
     /// New ids not filed yet (only with `idsFilter`), found by `seq(of:hash:)`.
     private let pendingIDs = IndexRun(lookup: true)
-    /// Entries of `users`, `tasks`, `threads` and `refs` (in that order) not filed yet.
-    /// All runs are filed in key order when they hold `runLimit` entries together, and
-    /// at `flush`; `refs` also before it is read.
-    private let runs = (0..<4).map { _ in IndexRun() }
+    /// Entries of `users`, `tasks`, `threads` and `refs` not filed yet. All runs are
+    /// filed in key order when they hold `runLimit` entries together, and at `flush`;
+    /// `refs` also before it is read.
+    private let userRun = IndexRun()
+    private let taskRun = IndexRun()
+    private let threadRun = IndexRun()
+    private let refRun = IndexRun()
     var runLimit = IndexRun.defaultLimit
     /// The dictionary the last batch was compressed with and its number in this store
     /// (nil: the store has no room for another, its records are stored whole).
@@ -173,7 +184,7 @@ public final class StoreWriter {
         let head = try reader.head()
         headSeq = head.seq
         let c = try reader.counts()
-        counts = EventType.allCases.map { UInt64(c[$0] ?? 0) }
+        let initialCounts = EventType.allCases.map { UInt64(c[$0] ?? 0) }
         var last: (UInt64, UInt64)?
         try reader.forEachPosition(reverse: true) { p in
             last = (Layout.orderedSigned(p.at.microseconds), p.seq)
@@ -182,13 +193,24 @@ public final class StoreWriter {
         lastTime = last
         idCursor = try txn.writeCursor(store.ids)
         eventCursor = try txn.writeCursor(store.events)
-        precondition(Layout.Index.allCases == [.time, .users, .tasks, .threads, .refs, .unregistered])
-        cursors = try Layout.Index.allCases.map { try txn.writeCursor(store.indexes[$0]) }
-        headHash = UnsafeMutableRawPointer.allocate(byteCount: 32, alignment: 8)  // after the last `try`
-        head.hash.withUnsafeBytes { headHash.copyMemory(from: $0.baseAddress!, byteCount: 32) }
+        timeCursor = try txn.writeCursor(store.indexes[.time])
+        userCursor = try txn.writeCursor(store.indexes[.users])
+        taskCursor = try txn.writeCursor(store.indexes[.tasks])
+        threadCursor = try txn.writeCursor(store.indexes[.threads])
+        refCursor = try txn.writeCursor(store.indexes[.refs])
+        unregisteredCursor = try txn.writeCursor(store.indexes[.unregistered])
+        // After the last `try`:
+        let hash = UnsafeMutableRawPointer.allocate(byteCount: 32, alignment: 8)
+        head.hash.withUnsafeBytes { hash.copyMemory(from: $0.baseAddress!, byteCount: 32) }
+        headHash = hash
+        counts = .allocate(capacity: initialCounts.count)
+        counts.initialize(from: initialCounts, count: initialCounts.count)
     }
 
-    deinit { headHash.deallocate() }
+    deinit {
+        headHash.deallocate()
+        counts.deallocate()
+    }
 
     /// Appends each event, or classifies it as a duplicate or conflict. Events carrying
     /// a compressed form were compressed with `dictionary`, stored with the first of
@@ -204,13 +226,28 @@ public final class StoreWriter {
         // digest too is lent for the batch, not passed as an array per event.
         try batch.withUnsafeBufferPointer { events in
             try digest.withUnsafeBytes { digest in
-                let compression = dictionaryNumber.map { (number: $0, digest: digest) }
+                let context = BatchContext(
+                    recordedAt: recordedAt, compression: dictionaryNumber.map { (number: $0, digest: digest) },
+                    idsFilter: idsFilter, refsFilter: refsFilter)
                 for i in events.indices {
-                    outcomes.append(try append(events.baseAddress! + i, recordedAt: recordedAt, compression: compression))
+                    let pending = events.baseAddress! + i
+                    outcomes.append(try pending.pointee.fields.keys.withUnsafeBytes { try append(pending, keys: $0, context) })
                 }
             }
         }
         return outcomes
+    }
+
+    /// What each event of a batch is appended with, read once for the batch and lent
+    /// to each append: a class read from a property is retained and released around
+    /// its use, per event.
+    private struct BatchContext {
+        let recordedAt: Timestamp
+        /// The dictionary's number in the store and its digest, for events carrying a
+        /// compressed form.
+        let compression: (number: UInt8, digest: UnsafeRawBufferPointer)?
+        let idsFilter: KeyFilter?
+        let refsFilter: KeyFilter?
     }
 
     /// The number of `dictionary` in this store, storing it (and marking the store
@@ -235,17 +272,16 @@ public final class StoreWriter {
         return n
     }
 
-    private func append(
-        _ pending: UnsafePointer<PendingEvent>, recordedAt: Timestamp, compression: (number: UInt8, digest: UnsafeRawBufferPointer)?
-    ) throws -> AppendOutcome {
+    /// Appends `pending`, whose `fields.keys` are `keys`.
+    private func append(_ pending: UnsafePointer<PendingEvent>, keys: UnsafeRawBufferPointer, _ context: BatchContext) throws -> AppendOutcome {
         // Read through the pointer, never bound to a local: a local `PendingEvent` is a
         // copy, a retain for each of its strings, for every append.
         let type = pending.pointee.fields.type
         let seq = headSeq + 1
         var seqBE = seq.bigEndian
-        let existing = try pending.pointee.fields.keys.withUnsafeBytes { keys in
+        let existing: UInt64? = try {
             let key = UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.identityRange])
-            guard let idsFilter else {
+            guard let idsFilter = context.idsFilter else {
                 // One search both finds an existing id and files a new one.
                 return try withUnsafeBytes(of: &seqBE) { try idCursor.insertIfAbsent(key, $0) }.map { Layout.readBigEndian($0) }
             }
@@ -259,7 +295,7 @@ public final class StoreWriter {
             }
             pendingIDs.add(key, seq: seq, hash: hash)
             return nil
-        }
+        }()
         if let existing {
             guard let value = try store.events.get(Layout.bigEndian(existing), in: txn) else {
                 throw StoreError.damaged(seq: existing, detail: "its id is indexed but the event is missing")
@@ -271,6 +307,7 @@ public final class StoreWriter {
         }
         // Compressed: the dictionary's number, then the frame; otherwise the JSON. Read
         // through the pointer where they are used: a local array is a retain and a release.
+        let compression = context.compression
         let compressed = compression != nil && pending.pointee.compressed != nil
         let bodyCount = compressed ? pending.pointee.compressed.unsafelyUnwrapped.count : pending.pointee.raw.count
         let bodyOffset = Layout.eventHeaderSize + (compressed ? 1 : 0)
@@ -279,7 +316,7 @@ public final class StoreWriter {
             try eventCursor.reserve(seqBytes, size: bodyOffset + bodyCount, flags: .append) { value in
                 newestRecord = Int(bitPattern: value.baseAddress)
                 Layout.writeEventHeader(
-                    type: type, compressed: compressed, recordedAt: recordedAt, at: pending.pointee.fields.at, into: value)
+                    type: type, compressed: compressed, recordedAt: context.recordedAt, at: pending.pointee.fields.at, into: value)
                 let body = value.baseAddress! + bodyOffset
                 if compressed {
                     value[Layout.eventHeaderSize] = compression.unsafelyUnwrapped.number
@@ -293,24 +330,24 @@ public final class StoreWriter {
                     context: hasher, into: value.baseAddress! + Layout.hashRange.lowerBound)
                 headHash.copyMemory(from: value.baseAddress! + Layout.hashRange.lowerBound, byteCount: 32)
             }
-            try fileIndexEntries(pending, seq: seq, seqBytes: seqBytes)
+            try fileIndexEntries(pending, keys: keys, seq: seq, seqBytes: seqBytes, refsFilter: context.refsFilter)
         }
         // A notification arriving after its 410 deliveries re-files them under its device.
         // One probe through the refs cursor that lives for the transaction settles the
         // usual case (nothing refers to a new notification yet), and the filter of refs'
         // keys, when there is one, settles most without the probe.
         if type == .notification,
-            try pending.pointee.fields.keys.withUnsafeBytes({
-                let id = UnsafeRawBufferPointer(rebasing: $0[pending.pointee.fields.identityRange])
-                guard refsFilter?.mayContain(id) != false else { return false }
-                try fileRun(3)
-                return try cursors[4].find(id) != nil
-            }),
+            try {
+                let id = UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.identityRange])
+                guard context.refsFilter?.mayContain(id) != false else { return false }
+                try refRun.file(through: refCursor, duplicates: true)
+                return try refCursor.find(id) != nil
+            }(),
             let device = pending.pointee.event.device
         {
             let reader = StoreReader(store: store, txn: txn)
             let unregistered = store.indexes[.unregistered]
-            let idKey = Array(pending.pointee.fields.keys[pending.pointee.fields.identityRange])
+            let idKey = Array(keys[pending.pointee.fields.identityRange])
             for refSeq in try reader.seqs(.refs, key: idKey) {
                 guard let stored = try reader.event(seq: refSeq), stored.type == .delivery,
                     let d = try? stored.decode(), let delivery = d.delivery, Layout.isUnregistration(delivery)
@@ -329,48 +366,54 @@ public final class StoreWriter {
 
     /// Files the event in the indexes (the same entries as `Layout.indexEntries`, which
     /// `verify` checks), through long-lived cursors and without building arrays.
-    private func fileIndexEntries(_ pending: UnsafePointer<PendingEvent>, seq: UInt64, seqBytes: UnsafeRawBufferPointer) throws {
+    private func fileIndexEntries(
+        _ pending: UnsafePointer<PendingEvent>, keys: UnsafeRawBufferPointer, seq: UInt64, seqBytes: UnsafeRawBufferPointer,
+        refsFilter: KeyFilter?
+    ) throws {
         // Through the pointer, like `append`: a local `PendingEvent` would be a copy.
         let at = pending.pointee.fields.at.microseconds
         timeRun.append((Layout.orderedSigned(at), seq))
         // The others hold seqs, which only grow: always appended.
-        try pending.pointee.fields.keys.withUnsafeBytes { keys in
-            runs[0].add(UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.userRange]), seq: seq)
+        do {
+            userRun.add(UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.userRange]), seq: seq)
             if let task = pending.pointee.fields.taskID {
                 var key = Layout.orderedSigned(task).bigEndian
-                withUnsafeBytes(of: &key) { runs[1].add($0, seq: seq) }
+                withUnsafeBytes(of: &key) { taskRun.add($0, seq: seq) }
             }
             if pending.pointee.fields.hasThread {
-                runs[2].add(UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.threadRange]), seq: seq)
+                threadRun.add(UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.threadRange]), seq: seq)
             }
             if pending.pointee.fields.hasReference {
                 let reference = UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.referenceRange])
                 // Without a filter every new notification reads `refs`: file at once.
                 if let refsFilter {
-                    runs[3].add(reference, seq: seq)
+                    refRun.add(reference, seq: seq)
                     refsFilter.insert(reference)
                 } else {
-                    _ = try cursors[4].put(reference, seqBytes, flags: .appendDuplicate)
+                    _ = try refCursor.put(reference, seqBytes, flags: .appendDuplicate)
                 }
             }
         }
-        if pendingIDs.count + runs.reduce(0, { $0 + $1.count }) + timeRun.count >= runLimit { try fileRuns() }
+        if unfiledEntries >= runLimit { try fileRuns() }
         if let notification = pending.pointee.fields.unregisteredNotificationID,
             let device = try notificationDevice(notification) ?? pending.pointee.event.device
         {
-            try Layout.deviceKey(device).withUnsafeBytes { _ = try cursors[5].put($0, seqBytes, flags: .appendDuplicate) }
+            try Layout.deviceKey(device).withUnsafeBytes { _ = try unregisteredCursor.put($0, seqBytes, flags: .appendDuplicate) }
         }
     }
 
-    /// Files the entries of `runs[slot]`, in `cursors[slot + 1]`'s index.
-    private func fileRun(_ slot: Int) throws {
-        try runs[slot].file(through: cursors[slot + 1], duplicates: true)
+    /// Entries gathered and not filed yet, over all runs.
+    private var unfiledEntries: Int {
+        pendingIDs.count + userRun.count + taskRun.count + threadRun.count + refRun.count + timeRun.count
     }
 
     /// Files every run: the new ids, then the index entries.
     private func fileRuns() throws {
         try pendingIDs.file(through: idCursor, duplicates: false)
-        for slot in runs.indices { try fileRun(slot) }
+        try userRun.file(through: userCursor, duplicates: true)
+        try taskRun.file(through: taskCursor, duplicates: true)
+        try threadRun.file(through: threadCursor, duplicates: true)
+        try refRun.file(through: refCursor, duplicates: true)
         try fileTimeRun()
     }
 
@@ -386,7 +429,7 @@ public final class StoreWriter {
         try Layout.timeKey.withUnsafeBytes { key in
             for (at, seq) in timeRun[..<late] {
                 var position = (at.bigEndian, seq.bigEndian)
-                _ = try withUnsafeBytes(of: &position) { try cursors[0].put(key, $0) }
+                _ = try withUnsafeBytes(of: &position) { try timeCursor.put(key, $0) }
             }
             guard late < timeRun.count else { return }
             timeValues.removeAll(keepingCapacity: true)
@@ -394,7 +437,7 @@ public final class StoreWriter {
                 timeValues.append(at.bigEndian)
                 timeValues.append(seq.bigEndian)
             }
-            try timeValues.withUnsafeBytes { try cursors[0].appendDuplicates(key, $0, size: 16) }
+            try timeValues.withUnsafeBytes { try timeCursor.appendDuplicates(key, $0, size: 16) }
             lastTime = timeRun.last
         }
         timeRun.removeAll(keepingCapacity: true)
@@ -470,6 +513,6 @@ public final class StoreWriter {
     func flush() throws {
         try fileRuns()
         try store.meta.put(Layout.metaHeadKey, Layout.bigEndian(headSeq) + head.hash, in: txn)
-        try store.meta.put(Layout.metaCountsKey, counts.flatMap { Layout.bigEndian($0) }, in: txn)
+        try store.meta.put(Layout.metaCountsKey, UnsafeBufferPointer(start: counts, count: EventType.allCases.count).flatMap { Layout.bigEndian($0) }, in: txn)
     }
 }

@@ -57,14 +57,18 @@ final class IndexRun {
     /// came within 9 MB of the 150 MB target (docs/PERFORMANCE.md).
     static let defaultLimit = 1 << 17
 
+    // Not checked for exclusive access at run time: one writing thread owns a run, and
+    // no method of it calls out while it changes them. The checks were a sixth of the
+    // instructions of `add`, which runs four times per event (docs/PERFORMANCE.md).
+
     /// The keys, one after another.
-    private var keys: [UInt8] = []
-    private var entries: [Entry] = []
+    @exclusivity(unchecked) private var keys: [UInt8] = []
+    @exclusivity(unchecked) private var entries: [Entry] = []
     /// Big-endian seqs of one key, handed to LMDB in one call.
-    private var values: [UInt64] = []
+    @exclusivity(unchecked) private var values: [UInt64] = []
     /// With `lookup`: an open-addressing table of entry numbers + 1 (0: empty) by the
     /// key's hash, so that a key not filed yet can be found.
-    private var table: [UInt32] = []
+    @exclusivity(unchecked) private var table: [UInt32] = []
     private var tableMask = 0
 
     /// With `lookup`, `seq(of:hash:)` finds the entries added since the last `file`.
