@@ -32,28 +32,39 @@ public struct JSONNode: Sendable {
 /// invalid UTF-8, lone surrogates, control characters, numbers that overflow a double,
 /// duplicate object keys, and nesting deeper than `maxDepth` (checked without
 /// recursion, so hostile input cannot overflow the stack). It never allocates per
-/// value: the tape is reused between lines.
+/// value, nor per document once it has parsed one as long: the tape is reused.
 public struct JSONTape: Sendable {
-    public private(set) var nodes: [JSONNode] = []
-    private var stack: [Int32] = []
+    /// The nodes of the last document parsed, the root first.
+    public var nodes: ArraySlice<JSONNode> { storage[..<count] }
+    /// Room for a node per byte of the longest document parsed (each node starts at a
+    /// byte of its own), written through a pointer: appending to an array checks its
+    /// uniqueness and capacity for every value (docs/PERFORMANCE.md).
+    private var storage: [JSONNode] = []
+    private var count = 0
 
     public static let defaultMaxDepth = 64
 
-    public init() {
-        nodes.reserveCapacity(256)
-        stack.reserveCapacity(64)
-    }
+    public init() {}
 
     /// Parses `input` as exactly one JSON value (surrounding whitespace allowed).
     public mutating func parse(_ input: UnsafeRawBufferPointer, maxDepth: Int = JSONTape.defaultMaxDepth) throws(JSONError) {
-        nodes.removeAll(keepingCapacity: true)
-        stack.removeAll(keepingCapacity: true)
-        var parser = Parser(bytes: input)
-        try parser.run(tape: &self, maxDepth: maxDepth)
-    }
-
-    fileprivate mutating func push(_ kind: JSONNode.Kind, flag: Bool = false, start: Int, end: Int) {
-        nodes.append(JSONNode(kind: kind, flag: flag, start: Int32(start), end: Int32(end), next: Int32(nodes.count + 1)))
+        count = 0
+        if storage.count < input.count {
+            storage += repeatElement(JSONNode(kind: .null, flag: false, start: 0, end: 0, next: 0), count: input.count - storage.count)
+        }
+        var failure: JSONError?
+        storage.withUnsafeMutableBufferPointer { nodes in
+            withUnsafeTemporaryAllocation(of: Int32.self, capacity: maxDepth + 1) { stack in
+                var parser = Parser(bytes: input, nodes: nodes.baseAddress, stack: stack.baseAddress!)
+                do throws(JSONError) {
+                    try parser.run(maxDepth: maxDepth)
+                    count = parser.count
+                } catch {
+                    failure = error
+                }
+            }
+        }
+        if let failure { throw failure }
     }
 
     // MARK: - The parser
@@ -61,8 +72,28 @@ public struct JSONTape: Sendable {
     private struct Parser {
         let bytes: UnsafeRawBufferPointer
         var i = 0
+        /// Room for a node per input byte.
+        let nodes: UnsafeMutablePointer<JSONNode>?
+        var count = 0
+        /// The tape index of each open container, innermost last; room for `maxDepth`.
+        let stack: UnsafeMutablePointer<Int32>
+        var depth = 0
 
-        init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+        init(bytes: UnsafeRawBufferPointer, nodes: UnsafeMutablePointer<JSONNode>?, stack: UnsafeMutablePointer<Int32>) {
+            self.bytes = bytes
+            self.nodes = nodes
+            self.stack = stack
+        }
+
+        /// The node at tape index `k` (one already pushed).
+        @inline(__always) func node(_ k: Int) -> JSONNode { nodes.unsafelyUnwrapped[k] }
+
+        @inline(__always) mutating func push(_ kind: JSONNode.Kind, flag: Bool = false, start: Int, end: Int) {
+            // Each node starts at a byte of its own, so `count` stays below the room.
+            (nodes.unsafelyUnwrapped + count).initialize(
+                to: JSONNode(kind: kind, flag: flag, start: Int32(start), end: Int32(end), next: Int32(count + 1)))
+            count += 1
+        }
 
         @inline(__always) func fail(_ message: String, at offset: Int? = nil) -> JSONError {
             JSONError(message: message, offset: offset ?? i)
@@ -75,10 +106,9 @@ public struct JSONTape: Sendable {
             }
         }
 
-        mutating func run(tape: inout JSONTape, maxDepth: Int) throws(JSONError) {
-            // Containers under construction: tape index of each open object/array.
+        mutating func run(maxDepth: Int) throws(JSONError) {
             skipWhitespace()
-            try value(tape: &tape, maxDepth: maxDepth)
+            try value(maxDepth: maxDepth)
             skipWhitespace()
             if i != bytes.count { throw fail("unexpected \(describe(i)) after the value") }
         }
@@ -90,8 +120,8 @@ public struct JSONTape: Sendable {
             return "byte 0x\(String(c, radix: 16, uppercase: true))"
         }
 
-        /// Parses one value, iteratively: containers are kept on `tape.stack`.
-        mutating func value(tape: inout JSONTape, maxDepth: Int) throws(JSONError) {
+        /// Parses one value, iteratively: containers are kept on `stack`.
+        mutating func value(maxDepth: Int) throws(JSONError) {
             // expectingValue: the next token must be a value (after '[', ',' or ':').
             while true {
                 // Parse a value at `i`.
@@ -99,46 +129,47 @@ public struct JSONTape: Sendable {
                 let c = bytes[i]
                 switch c {
                 case UInt8(ascii: "{"), UInt8(ascii: "["):
-                    if tape.stack.count >= maxDepth {
+                    if depth >= maxDepth {
                         throw fail("nesting deeper than \(maxDepth) levels")
                     }
                     let isObject = c == UInt8(ascii: "{")
-                    tape.stack.append(Int32(tape.nodes.count))
-                    tape.push(isObject ? .object : .array, start: i, end: i)
+                    stack[depth] = Int32(count)
+                    depth += 1
+                    push(isObject ? .object : .array, start: i, end: i)
                     i += 1
                     skipWhitespace()
                     guard i < bytes.count else { throw fail("unexpected end of input in \(isObject ? "object" : "array")") }
                     if bytes[i] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                         i += 1
-                        try close(tape: &tape)
+                        try close()
                         // fall through to "after a value"
                     } else {
-                        if isObject { try key(tape: &tape) }
+                        if isObject { try key() }
                         continue
                     }
                 case UInt8(ascii: "\""):
                     let (start, escaped) = try string()
-                    tape.push(.string, flag: escaped, start: start, end: i - 1)
+                    push(.string, flag: escaped, start: start, end: i - 1)
                 case UInt8(ascii: "t"):
                     try literal("true")
-                    tape.push(.bool, flag: true, start: i - 4, end: i)
+                    push(.bool, flag: true, start: i - 4, end: i)
                 case UInt8(ascii: "f"):
                     try literal("false")
-                    tape.push(.bool, flag: false, start: i - 5, end: i)
+                    push(.bool, flag: false, start: i - 5, end: i)
                 case UInt8(ascii: "n"):
                     try literal("null")
-                    tape.push(.null, start: i - 4, end: i)
+                    push(.null, start: i - 4, end: i)
                 case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                     let start = i
                     try number()
-                    tape.push(.number, start: start, end: i)
+                    push(.number, start: start, end: i)
                 default:
                     throw fail("unexpected \(describe(i)), expected a value")
                 }
                 // After a value: close containers or continue with the next member.
                 while true {
-                    guard let open = tape.stack.last else { return }
-                    let isObject = tape.nodes[Int(open)].kind == .object
+                    guard depth > 0 else { return }
+                    let isObject = node(Int(stack[depth - 1])).kind == .object
                     skipWhitespace()
                     guard i < bytes.count else {
                         throw fail("unexpected end of input in \(isObject ? "object" : "array")")
@@ -147,12 +178,12 @@ public struct JSONTape: Sendable {
                     if d == UInt8(ascii: ",") {
                         i += 1
                         skipWhitespace()
-                        if isObject { try key(tape: &tape) }
+                        if isObject { try key() }
                         break  // parse the next value
                     }
                     if d == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                         i += 1
-                        try close(tape: &tape)
+                        try close()
                         continue
                     }
                     throw fail("unexpected \(describe(i)) in \(isObject ? "object, expected ',' or '}'" : "array, expected ',' or ']'")")
@@ -162,22 +193,23 @@ public struct JSONTape: Sendable {
         }
 
         /// Closes the innermost container: records its extent and checks object keys.
-        mutating func close(tape: inout JSONTape) throws(JSONError) {
-            let open = Int(tape.stack.removeLast())
-            tape.nodes[open].end = Int32(i)
-            tape.nodes[open].next = Int32(tape.nodes.count)
-            if tape.nodes[open].kind == .object {
-                try checkUniqueKeys(tape: &tape, object: open)
+        mutating func close() throws(JSONError) {
+            depth -= 1
+            let open = Int(stack[depth])
+            nodes.unsafelyUnwrapped[open].end = Int32(i)
+            nodes.unsafelyUnwrapped[open].next = Int32(count)
+            if node(open).kind == .object {
+                try checkUniqueKeys(object: open)
             }
         }
 
         /// An object key, then the ':' before its value.
-        mutating func key(tape: inout JSONTape) throws(JSONError) {
+        mutating func key() throws(JSONError) {
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else {
                 throw fail("unexpected \(describe(i)) in object, expected a key string")
             }
             let (start, escaped) = try string()
-            tape.push(.string, flag: escaped, start: start, end: i - 1)
+            push(.string, flag: escaped, start: start, end: i - 1)
             skipWhitespace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else {
                 throw fail("unexpected \(describe(i)) after object key, expected ':'")
@@ -344,59 +376,70 @@ public struct JSONTape: Sendable {
 
         /// Rejects an object with two equal keys (compared after unescaping): which of
         /// them a consumer would use is undefined, and an audit log must not guess.
-        func checkUniqueKeys(tape: inout JSONTape, object: Int) throws(JSONError) {
-            let end = Int(tape.nodes[object].next)
+        func checkUniqueKeys(object: Int) throws(JSONError) {
+            let end = Int(node(object).next)
             var count = 0
             var k = object + 1
             while k < end {
                 count += 1
-                k = Int(tape.nodes[k + 1].next)
+                k = Int(node(k + 1).next)
             }
             guard count > 1 else { return }
             if count <= 16 {
                 // Keys without escapes are told apart by a print of their length and
                 // first eight bytes (equal keys have equal prints); only keys with equal
-                // prints are compared byte by byte.
+                // prints are compared byte by byte. A word with a bit per print (chosen
+                // by its hash) settles most objects in one pass: only a key whose bit is
+                // taken is compared with the prints before it.
                 let clash = withUnsafeTemporaryAllocation(of: (UInt64, Int).self, capacity: 16) { keys -> Int? in
                     var m = 0
                     var k = object + 1
+                    var taken: UInt64 = 0
+                    var equalPrints = false
                     while k < end {
-                        let node = tape.nodes[k]
-                        if node.flag { return -1 }  // an escape: compare unescaped below
-                        keys[m] = (keyPrint(node), k)
+                        let key = node(k)
+                        if key.flag { return -1 }  // an escape: compare unescaped below
+                        let print = keyPrint(key)
+                        let bit: UInt64 = 1 &<< ((print &* 0x9E37_79B9_7F4A_7C15) &>> 58)
+                        if taken & bit != 0 && !equalPrints {
+                            for a in 0..<m where keys[a].0 == print { equalPrints = true }
+                        }
+                        taken |= bit
+                        keys[m] = (print, k)
                         m += 1
-                        k = Int(tape.nodes[k + 1].next)
+                        k = Int(node(k + 1).next)
                     }
+                    guard equalPrints else { return nil }
                     // In the order of the byte-by-byte loop below, so the same key is named.
                     for a in 0..<m {
                         for b in (a + 1)..<m where keys[a].0 == keys[b].0 {
-                            if JSONText.stringsEqual(tape.nodes[keys[a].1], tape.nodes[keys[b].1], in: bytes) { return keys[b].1 }
+                            if JSONText.stringsEqual(node(keys[a].1), node(keys[b].1), in: bytes) { return keys[b].1 }
                         }
                     }
                     return nil
                 }
                 guard let clash else { return }
-                if clash >= 0 { throw duplicate(tape.nodes[clash]) }
+                if clash >= 0 { throw duplicate(node(clash)) }
             }
             if count <= 16 {
                 var a = object + 1
                 while a < end {
-                    var b = Int(tape.nodes[a + 1].next)
+                    var b = Int(node(a + 1).next)
                     while b < end {
-                        if JSONText.stringsEqual(tape.nodes[a], tape.nodes[b], in: bytes) {
-                            throw duplicate(tape.nodes[b])
+                        if JSONText.stringsEqual(node(a), node(b), in: bytes) {
+                            throw duplicate(node(b))
                         }
-                        b = Int(tape.nodes[b + 1].next)
+                        b = Int(node(b + 1).next)
                     }
-                    a = Int(tape.nodes[a + 1].next)
+                    a = Int(node(a + 1).next)
                 }
             } else {
                 var seen = Set<[UInt8]>(minimumCapacity: count)
                 var key = object + 1
                 while key < end {
-                    let node = tape.nodes[key]
-                    if !seen.insert(JSONText.unescaped(node, in: bytes)).inserted { throw duplicate(node) }
-                    key = Int(tape.nodes[key + 1].next)
+                    let keyNode = node(key)
+                    if !seen.insert(JSONText.unescaped(keyNode, in: bytes)).inserted { throw duplicate(keyNode) }
+                    key = Int(node(key + 1).next)
                 }
             }
         }
