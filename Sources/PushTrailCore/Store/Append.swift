@@ -42,6 +42,11 @@ struct IndexFields: Sendable {
     let hasReference: Bool
     /// A 410 delivery's notification: it is filed under that notification's device.
     let unregisteredNotificationID: String?
+    /// `KeyFilter.hash` of the identity key and of the reference (0 without one), made
+    /// where the event is parsed: the writer looks its filters' words up with them, and
+    /// asks for them a few events ahead, before it needs them (they are seldom cached).
+    let identityHash: UInt64
+    let referenceHash: UInt64
 
     init(_ event: Event) {
         type = event.type
@@ -68,6 +73,10 @@ struct IndexFields: Sendable {
         if let reference { keys += reference.utf8 }
         ends = (id, user, threadEnd, Int32(keys.count))
         self.keys = keys
+        (identityHash, referenceHash) = keys.withUnsafeBytes {
+            (KeyFilter.hash(UnsafeRawBufferPointer(rebasing: $0[..<Int(id)])),
+             reference == nil ? 0 : KeyFilter.hash(UnsafeRawBufferPointer(rebasing: $0[Int(threadEnd)...])))
+        }
         unregisteredNotificationID = event.delivery.flatMap { Layout.isUnregistration($0) ? $0.notificationID : nil }
     }
 
@@ -230,12 +239,35 @@ public final class StoreWriter {
                     recordedAt: recordedAt, compression: dictionaryNumber.map { (number: $0, digest: digest) },
                     idsFilter: idsFilter, refsFilter: refsFilter)
                 for i in events.indices {
+                    if i + StoreWriter.lookAhead < events.count {
+                        prefetchFilterWords(of: events.baseAddress! + i + StoreWriter.lookAhead, context)
+                    }
                     let pending = events.baseAddress! + i
                     outcomes.append(try pending.pointee.fields.keys.withUnsafeBytes { try append(pending, keys: $0, context) })
                 }
             }
         }
         return outcomes
+    }
+
+    /// How many events ahead the writer asks for the filter words an event will need.
+    static let lookAhead = 4
+
+    /// Asks for the words of the filters (and the slot of the new ids' table) that
+    /// appending `pending` will read: each is a miss in memory larger than the caches.
+    @inline(__always) private func prefetchFilterWords(of pending: UnsafePointer<PendingEvent>, _ context: BatchContext) {
+        let identity = pending.pointee.fields.identityHash
+        if let ids = context.idsFilter {
+            ids.prefetch(hash: identity)
+            pendingIDs.prefetch(hash: identity)
+        }
+        if let refs = context.refsFilter {
+            if pending.pointee.fields.hasReference {
+                refs.prefetch(hash: pending.pointee.fields.referenceHash)
+            } else if pending.pointee.fields.type == .notification {
+                refs.prefetch(hash: identity)
+            }
+        }
     }
 
     /// What each event of a batch is appended with, read once for the batch and lent
@@ -279,23 +311,14 @@ public final class StoreWriter {
         let type = pending.pointee.fields.type
         let seq = headSeq + 1
         var seqBE = seq.bigEndian
-        let existing: UInt64? = try {
-            let key = UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.identityRange])
-            guard let idsFilter = context.idsFilter else {
-                // One search both finds an existing id and files a new one.
-                return try withUnsafeBytes(of: &seqBE) { try idCursor.insertIfAbsent(key, $0) }.map { Layout.readBigEndian($0) }
-            }
-            // A new id (the filter says so for most) is filed later, with its run.
-            let hash = KeyFilter.hash(key)
-            if idsFilter.mayContain(hash: hash) {
-                if let seq = pendingIDs.seq(of: key, hash: hash) { return seq }
-                if let (_, value) = try idCursor.find(key) { return Layout.readBigEndian(value) }
-            } else {
-                idsFilter.insert(hash: hash)
-            }
-            pendingIDs.add(key, seq: seq, hash: hash)
-            return nil
-        }()
+        let key = UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.identityRange])
+        let existing: UInt64?
+        if let idsFilter = context.idsFilter {
+            existing = try storedSeq(key, hash: pending.pointee.fields.identityHash, filter: idsFilter, reserving: seq)
+        } else {
+            // One search both finds an existing id and files a new one.
+            existing = try withUnsafeBytes(of: &seqBE) { try idCursor.insertIfAbsent(key, $0) }.map { Layout.readBigEndian($0) }
+        }
         if let existing {
             guard let value = try store.events.get(Layout.bigEndian(existing), in: txn) else {
                 throw StoreError.damaged(seq: existing, detail: "its id is indexed but the event is missing")
@@ -339,7 +362,7 @@ public final class StoreWriter {
         if type == .notification,
             try {
                 let id = UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.identityRange])
-                guard context.refsFilter?.mayContain(id) != false else { return false }
+                guard context.refsFilter?.mayContain(hash: pending.pointee.fields.identityHash) != false else { return false }
                 try refRun.file(through: refCursor, duplicates: true)
                 return try refCursor.find(id) != nil
             }(),
@@ -362,6 +385,21 @@ public final class StoreWriter {
         headSeq = seq
         counts[Int(type.rawValue) - 1] += 1
         return .appended(seq)
+    }
+
+    /// The seq stored under the id `key` (whose hash is `hash`), looked for only where
+    /// `filter` (of `ids`) says it may be; nil: the id is new, and `seq` is its own, to
+    /// be filed later with its run.
+    @inline(__always)
+    private func storedSeq(_ key: UnsafeRawBufferPointer, hash: UInt64, filter: KeyFilter, reserving seq: UInt64) throws -> UInt64? {
+        if filter.mayContain(hash: hash) {
+            if let stored = pendingIDs.seq(of: key, hash: hash) { return stored }
+            if let (_, value) = try idCursor.find(key) { return Layout.readBigEndian(value) }
+        } else {
+            filter.insert(hash: hash)
+        }
+        pendingIDs.add(key, seq: seq, hash: hash)
+        return nil
     }
 
     /// Files the event in the indexes (the same entries as `Layout.indexEntries`, which
@@ -388,7 +426,7 @@ public final class StoreWriter {
                 // Without a filter every new notification reads `refs`: file at once.
                 if let refsFilter {
                     refRun.add(reference, seq: seq)
-                    refsFilter.insert(reference)
+                    refsFilter.insert(hash: pending.pointee.fields.referenceHash)
                 } else {
                     _ = try refCursor.put(reference, seqBytes, flags: .appendDuplicate)
                 }

@@ -118,6 +118,13 @@ final class IndexRun {
         }
     }
 
+    /// Brings the table's slot for `hash` into the cache (a run with lookup), for an
+    /// `add` or `seq(of:hash:)` soon after.
+    @inline(__always) func prefetch(hash: UInt64) {
+        guard tableMask != 0 else { return }
+        table.withUnsafeBufferPointer { LMDBKit.prefetch($0.baseAddress! + (Int(truncatingIfNeeded: hash) & tableMask)) }
+    }
+
     /// A table twice the size, rebuilt: it is kept at most half full.
     private func growTable() {
         table = [UInt32](repeating: 0, count: 2 * table.count)

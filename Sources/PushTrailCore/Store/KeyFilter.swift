@@ -1,3 +1,5 @@
+import LMDBKit
+
 /// A Bloom filter of byte-string keys: `mayContain` is true for every key inserted,
 /// and false for most others.
 ///
@@ -42,6 +44,11 @@ final class KeyFilter {
     }
 
     func mayContain(_ key: UnsafeRawBufferPointer) -> Bool { mayContain(hash: KeyFilter.hash(key)) }
+
+    /// Brings the word of `hash` into the cache, for a look-up or insert soon after.
+    @inline(__always) func prefetch(hash: UInt64) {
+        LMDBKit.prefetch(words + slot(hash).0)
+    }
 
     func mayContain(hash: UInt64) -> Bool {
         let (word, bits) = slot(hash)
