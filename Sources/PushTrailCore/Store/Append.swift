@@ -48,18 +48,28 @@ struct IndexFields: Sendable {
     let identityHash: UInt64
     let referenceHash: UInt64
 
-    init(_ event: Event) {
-        type = event.type
+    init(_ event: borrowing Event) {
         at = event.at
-        taskID = event.taskID
-        let thread = event.threadID
-        let reference = event.referencedNotificationID
+        // One look at the body: each of `Event`'s accessors switches over it and copies
+        // the case's payload, a retain for each of its strings.
+        let thread: String?
+        let reference: String?
+        var unregistered: String?
+        switch event.body {
+        case .notification(let n):
+            (type, taskID, thread, reference) = (.notification, n.taskID, n.threadID, nil)
+        case .action(let a):
+            (type, taskID, thread, reference) = (.action, a.taskID, a.threadID, a.notificationID)
+        case .delivery(let d):
+            (type, taskID, thread, reference) = (.delivery, nil, nil, d.notificationID)
+            if Layout.isUnregistration(d) { unregistered = d.notificationID }
+        }
         hasThread = thread != nil
         hasReference = reference != nil
         // One allocation of the exact size; a notification's id is lowercased into it.
         var keys: [UInt8] = []
         keys.reserveCapacity(event.id.utf8.count + event.user.utf8.count + (thread?.utf8.count ?? 0) + (reference?.utf8.count ?? 0))
-        if event.type == .notification {
+        if type == .notification {
             var id = event.id
             id.withUTF8 { for c in $0 { keys.append(EventID.lowercased(c)) } }
         } else {
@@ -77,7 +87,7 @@ struct IndexFields: Sendable {
             (KeyFilter.hash(UnsafeRawBufferPointer(rebasing: $0[..<Int(id)])),
              reference == nil ? 0 : KeyFilter.hash(UnsafeRawBufferPointer(rebasing: $0[Int(threadEnd)...])))
         }
-        unregisteredNotificationID = event.delivery.flatMap { Layout.isUnregistration($0) ? $0.notificationID : nil }
+        unregisteredNotificationID = unregistered
     }
 
     /// The key ranges in `keys`: identity key, user, thread id, reference (empty when absent).
