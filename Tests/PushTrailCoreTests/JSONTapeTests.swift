@@ -50,6 +50,39 @@ struct JSONTapeValidTests {
         #expect(tape.nodes[0].kind == .object)
     }
 
+    @Test("a reused tape grows for a longer document and holds only the last one parsed")
+    func tapeReuseGrowsAndForgets() throws {
+        var tape = JSONTape()
+        try Array("[1]".utf8).withUnsafeBytes { try tape.parse($0) }
+        #expect(tape.nodes.map(\.kind) == [.array, .number])
+        // As dense as JSON gets: a node for every other byte, in a document far longer
+        // than the first, so the tape's room grows.
+        let dense = "[" + Array(repeating: "0", count: 5_000).joined(separator: ",") + "]"
+        try Array(dense.utf8).withUnsafeBytes { try tape.parse($0) }
+        #expect(tape.nodes.count == 5_001)
+        #expect(tape.nodes[0].next == 5_001)
+        #expect(tape.nodes.filter { $0.kind == .number }.count == 5_000)
+        // A refused document leaves no nodes behind; the next one is whole.
+        #expect(throws: JSONError.self) { try Array(#"{"a":[1,2,{"b":"#.utf8).withUnsafeBytes { try tape.parse($0) } }
+        #expect(tape.nodes.count == 0)
+        try Array(#"{"k":"v"}"#.utf8).withUnsafeBytes { try tape.parse($0) }
+        #expect(tape.nodes.map(\.kind) == [.object, .string, .string])
+        #expect(tape.nodes[0].next == 3)
+    }
+
+    @Test("sixteen keys with one print among them are compared in full: distinct ones pass, the one equal pair is named")
+    func keysSharingAPrint() {
+        // Same length and first eight bytes: one print for all sixteen, so every key's
+        // bit is taken by the first and each is compared byte by byte.
+        let keys = (0..<16).map { "abcdefgh" + String(format: "%02d", $0) }
+        let distinct = "{" + keys.map { "\"\($0)\":0" }.joined(separator: ",") + "}"
+        #expect(jsonError(distinct) == nil)
+        var twin = keys
+        twin[15] = keys[7]
+        let withTwin = "{" + twin.map { "\"\($0)\":0" }.joined(separator: ",") + "}"
+        #expect(jsonError(withTwin)?.message == #"duplicate key "abcdefgh07" in object"#)
+    }
+
     @Test("the same key in different objects is not a duplicate")
     func sameKeyInNestedObjects() {
         #expect(jsonError(#"{"a":{"a":1},"b":[{"a":1},{"a":2}]}"#) == nil)

@@ -422,24 +422,22 @@ public final class StoreWriter {
         let at = pending.pointee.fields.at.microseconds
         timeRun.append((Layout.orderedSigned(at), seq))
         // The others hold seqs, which only grow: always appended.
-        do {
-            userRun.add(UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.userRange]), seq: seq)
-            if let task = pending.pointee.fields.taskID {
-                var key = Layout.orderedSigned(task).bigEndian
-                withUnsafeBytes(of: &key) { taskRun.add($0, seq: seq) }
-            }
-            if pending.pointee.fields.hasThread {
-                threadRun.add(UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.threadRange]), seq: seq)
-            }
-            if pending.pointee.fields.hasReference {
-                let reference = UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.referenceRange])
-                // Without a filter every new notification reads `refs`: file at once.
-                if let refsFilter {
-                    refRun.add(reference, seq: seq)
-                    refsFilter.insert(hash: pending.pointee.fields.referenceHash)
-                } else {
-                    _ = try refCursor.put(reference, seqBytes, flags: .appendDuplicate)
-                }
+        userRun.add(UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.userRange]), seq: seq)
+        if let task = pending.pointee.fields.taskID {
+            var key = Layout.orderedSigned(task).bigEndian
+            withUnsafeBytes(of: &key) { taskRun.add($0, seq: seq) }
+        }
+        if pending.pointee.fields.hasThread {
+            threadRun.add(UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.threadRange]), seq: seq)
+        }
+        if pending.pointee.fields.hasReference {
+            let reference = UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.referenceRange])
+            // Without a filter every new notification reads `refs`: file at once.
+            if let refsFilter {
+                refRun.add(reference, seq: seq)
+                refsFilter.insert(hash: pending.pointee.fields.referenceHash)
+            } else {
+                _ = try refCursor.put(reference, seqBytes, flags: .appendDuplicate)
             }
         }
         if unfiledEntries >= runLimit { try fileRuns() }
