@@ -28,7 +28,8 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "pushtrail", targets: ["pushtrail"]),
-        .library(name: "PushTrailCore", targets: ["PushTrailCore"]),
+        .library(name: "PushTrailModel", targets: ["PushTrailModel"]),
+        .library(name: "PushTrailStore", targets: ["PushTrailStore"]),
     ],
     targets: [
         .systemLibrary(
@@ -47,8 +48,13 @@ let package = Package(
             providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
         ),
         .target(name: "LMDBKit", dependencies: ["CLMDB"], swiftSettings: leanModules),
-        .target(name: "PushTrailCore", dependencies: ["LMDBKit", "CCrypto", "CZstd"], swiftSettings: leanModules),
-        .target(name: "PushTrailCLI", dependencies: ["PushTrailCore"], swiftSettings: leanModules),
+        // Pure: events, their rules, time, the task fold and the audit. No LMDB and no
+        // system library, so the compiler keeps I/O out of it.
+        .target(name: "PushTrailModel", swiftSettings: leanModules),
+        .target(
+            name: "PushTrailStore", dependencies: ["PushTrailModel", "LMDBKit", "CCrypto", "CZstd"],
+            swiftSettings: leanModules),
+        .target(name: "PushTrailCLI", dependencies: ["PushTrailModel", "PushTrailStore"], swiftSettings: leanModules),
         .executableTarget(
             name: "pushtrail",
             dependencies: ["PushTrailCLI"],
@@ -61,7 +67,10 @@ let package = Package(
             linkerSettings: staticStdlib
         ),
         .testTarget(name: "LMDBKitTests", dependencies: ["LMDBKit"]),
-        .testTarget(name: "PushTrailCoreTests", dependencies: ["PushTrailCore"]),
-        .testTarget(name: "PushTrailCLITests", dependencies: ["PushTrailCLI", "PushTrailCore", "LMDBKit"]),
+        .target(name: "TestSupport", dependencies: ["PushTrailModel"], path: "Tests/TestSupport"),
+        .testTarget(name: "PushTrailModelTests", dependencies: ["PushTrailModel", "TestSupport"]),
+        .testTarget(name: "PushTrailStoreTests", dependencies: ["PushTrailStore", "PushTrailModel", "TestSupport", "LMDBKit"]),
+        .testTarget(
+            name: "PushTrailCLITests", dependencies: ["PushTrailCLI", "PushTrailStore", "PushTrailModel", "LMDBKit"]),
     ]
 )

@@ -96,8 +96,14 @@ public final class Environment: @unchecked Sendable {
     /// The `EnvironmentOptions.label` of the environment `env` was opened with, for an
     /// assertion handler.
     public static func label(of env: OpaquePointer?) -> String? {
+        labelCString(of: env).map { String(cString: $0) }
+    }
+
+    /// The label as the C string the environment keeps, for a handler that may not
+    /// allocate.
+    public static func labelCString(of env: OpaquePointer?) -> UnsafePointer<CChar>? {
         guard let env, let label = mdb_env_get_userctx(env) else { return nil }
-        return String(cString: label.assumingMemoryBound(to: CChar.self))
+        return UnsafePointer(label.assumingMemoryBound(to: CChar.self))
     }
 
     /// Runs `body` in a read-only transaction that ends when `body` returns.

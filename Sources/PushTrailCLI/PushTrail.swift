@@ -1,4 +1,5 @@
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 
 #if canImport(Glibc)
     import Glibc
@@ -32,6 +33,7 @@ public enum PushTrail {
 
     /// Runs `argv` (without the program name); returns the exit status.
     public static func main(_ argv: [String], context: Context) -> Int32 {
+        Failure.installFaultHandler()
         let status = dispatch(argv, context)
         do {
             try context.stdout.flush()
@@ -95,28 +97,16 @@ public enum PushTrail {
         }
     }
 
-    /// One line on stderr for any error, and its exit status.
+    /// One line on stderr for any error (see `Failure`), and its exit status.
     static func report(_ error: any Error, command: String, _ context: Context) -> Int32 {
-        switch error {
-        case is BrokenPipe:
-            return ExitStatus.success
-        case let e as UsageError:
-            context.stderr.line("pushtrail \(command): \(e.message)")
-            context.stderr.line("Run 'pushtrail \(command) --help' for usage.")
-            return ExitStatus.usage
-        case let e as CommandError:
-            context.stderr.line("pushtrail: \(e.message)")
-            return e.status
-        case let e as StoreError:
-            context.stderr.line("pushtrail: \(e)")
-            return ExitStatus.ioError
-        case let e as TimeExpression.Invalid:
-            context.stderr.line("pushtrail \(command): \(e)")
-            return ExitStatus.usage
-        default:
-            context.stderr.line("pushtrail: \(error)")
-            return ExitStatus.ioError
+        guard let (message, usage, status) = Failure.describe(error) else { return ExitStatus.success }
+        if usage {
+            context.stderr.line("pushtrail \(command): \(message)")
+            if error is UsageError { context.stderr.line("Run 'pushtrail \(command) --help' for usage.") }
+        } else {
+            context.stderr.line("pushtrail: \(message)")
         }
+        return status
     }
 
     static func rootHelp() -> String {

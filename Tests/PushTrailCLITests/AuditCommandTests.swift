@@ -1,5 +1,6 @@
 import Foundation
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 import Testing
 
 /// The sample data and what Samples/STORIES.md says `audit` must find in it.

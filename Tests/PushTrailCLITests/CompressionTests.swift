@@ -1,6 +1,7 @@
 import Foundation
 import LMDBKit
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 import Testing
 
 /// Records compressed with a zstd dictionary trained on the store's own events

@@ -1,5 +1,6 @@
 import Foundation
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 import Testing
 
 @Suite("End to end through the executable: stdin, concurrency, map growth")
@@ -70,7 +71,7 @@ struct EndToEndTests {
         #expect(try Set(FileManager.default.contentsOfDirectory(atPath: dir.store)) == files)
     }
 
-    /// Every (seq, id) in the store, read through PushTrailCore once no process writes.
+    /// Every (seq, id) in the store, read through PushTrailStore once no process writes.
     func storedSeqsAndIDs(_ path: String) throws -> [(UInt64, String)] {
         let store = try Store(path: path, create: false)
         return try store.read { reader in

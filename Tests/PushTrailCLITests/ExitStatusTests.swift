@@ -15,6 +15,7 @@ struct ExitStatusTests {
         #expect(r.stderrLines.count == 1, "\(r)")
         #expect(r.stderr.hasPrefix("pushtrail: "))
         #expect(r.stderr.contains(dir.store))
+        #expect(r.stderr.contains("ingest events first, or pass --store DIR"), "it says what to do: \(r.stderr)")
         #expect(!exists(dir.store), "a reading command must not create the store")
     }
 

@@ -1,5 +1,6 @@
 import Foundation
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 import Testing
 
 /// The hostile-input corpus of `Tests/Corpus/` (see its README.md) and the helpers that

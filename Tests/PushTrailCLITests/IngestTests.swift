@@ -1,6 +1,7 @@
 import Foundation
 import LMDBKit
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 import Testing
 
 @Suite("ingest: duplicates, conflicts, --strict, --rejects, CRLF")

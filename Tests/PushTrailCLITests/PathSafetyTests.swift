@@ -1,5 +1,6 @@
 import Foundation
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 import Testing
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import Foundation
 import PushTrailCLI
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 import Testing
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import Foundation
 import PushTrailCLI
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 import Testing
 
 /// A tag scanner for the report's HTML: every element and attribute the page holds.

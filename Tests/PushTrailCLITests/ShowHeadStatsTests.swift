@@ -144,7 +144,7 @@ struct ShowHeadStatsTests {
         let dir = try TempDir()
         #expect(CLI.run(store: dir.store, ["ingest", Samples.events]).status == 0)
 
-        // Count independently of PushTrailCore.
+        // Count independently of the store code.
         let events = try JSON.lines(try String(contentsOfFile: Samples.events, encoding: .utf8))
         var byType: [String: Int] = [:]
         var users: Set<String> = []

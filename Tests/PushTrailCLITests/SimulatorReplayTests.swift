@@ -1,6 +1,7 @@
 import Foundation
 import PushTrailCLI
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 import Testing
 
 #if canImport(Glibc)
@@ -547,7 +548,7 @@ struct SimulatorReplayTests {
         let pushes = env.stdout.split(separator: "\n").filter { $0.hasPrefix("xcrun ") }
         #expect(pushes.map { $0.split(separator: " ")[4] } == ["'com.env'", "'\(R.topic)'"])
         #expect(env.stderrLines == [
-            "pushtrail: warning: category \"ODD\" is not one the app registers (\(PushTrailCore.Category.allCases.map(\.rawValue).joined(separator: ", "))): the simulator will show no action buttons",
+            "pushtrail: warning: category \"ODD\" is not one the app registers (\(PushTrailModel.Category.allCases.map(\.rawValue).joined(separator: ", "))): the simulator will show no action buttons",
         ])
     }
 

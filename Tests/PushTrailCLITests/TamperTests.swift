@@ -2,7 +2,8 @@ import Foundation
 import LMDBKit
 import Testing
 
-@testable import PushTrailCore
+@testable import PushTrailModel
+@testable import PushTrailStore
 
 /// A seeded generator (SplitMix64): every run makes the same changes, so a failure
 /// names an iteration that reproduces.

@@ -1,6 +1,7 @@
 import Foundation
 @testable import PushTrailCLI
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 import Testing
 
 @Suite("terminal layout and relative times")

@@ -1,4 +1,5 @@
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 
 /// `pushtrail audit`: what was sent against what was true.
 enum AuditCommand: Command {
@@ -29,9 +30,9 @@ enum AuditCommand: Command {
         let store = try context.openStore(arguments, create: false)
         if !q.hasIndexedFilter { store.prefetch() }  // a walk over every event
         let progress = ProgressLine(context.stderr, enabled: !arguments.flag("json"))
-        let mask = { (token: String) in context.token(token, arguments) }
+        let tokens = context.tokens(arguments)
         let (findings, head) = try store.read { reader in
-            (try reader.audit(q, codes: codes, maskTokens: mask) { n in progress.update("audit: \(grouped(n)) events") },
+            (try reader.audit(q, codes: codes) { n in progress.update("audit: \(grouped(n)) events") },
              try reader.head().seq)
         }
         progress.clear()
@@ -41,7 +42,7 @@ enum AuditCommand: Command {
         if arguments.flag("json") {
             context.stdout.line(
                 JSONValue.object([
-                    ("findings", .array(findings.map(Render.json))),
+                    ("findings", .array(findings.map { Render.json($0, tokens: tokens) })),
                     ("counts", .object(present.map { ($0.rawValue, .int(Int64(counts[$0]!))) })),
                 ]).serialized())
         } else {
@@ -56,7 +57,7 @@ enum AuditCommand: Command {
                     context.stdout.line()
                     context.stdout.line(style.yellow(code.rawValue) + " (\(counts[code]!))")
                     for f in findings where f.code == code {
-                        context.stdout.wrappedLine("  \(f.at)  " + style.dim("#\(f.seq)".padding(6)) + " " + f.message, indent: "        ")
+                        context.stdout.wrappedLine("  \(f.at)  " + style.dim("#\(f.seq)".padding(6)) + " " + f.message(tokens: tokens), indent: "        ")
                     }
                 }
             }

@@ -1,4 +1,5 @@
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 
 /// `pushtrail completion`: shell completion scripts, generated from the same command
 /// declarations as `--help`, so they never fall out of step with the tool.

@@ -1,4 +1,5 @@
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 
 /// `pushtrail head`: the chain head, to note down or publish.
 enum HeadCommand: Command {

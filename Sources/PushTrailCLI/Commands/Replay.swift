@@ -1,4 +1,5 @@
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 
 #if canImport(Glibc)
     import Glibc
@@ -80,7 +81,7 @@ enum ReplayCommand: Command {
     /// children never inherit it.
     static func load(_ threadID: String, horizon: Horizon?, _ arguments: Arguments, _ context: Context) throws -> (ThreadReport, String) {
         let (report, asOf) = try context.asOfReport(arguments, missing: "no thread \(Render.oneLine(threadID))") {
-            try $0.threadReport(threadID, horizon: $1, maskTokens: $2)
+            try $0.threadReport(threadID, horizon: $1)
         }
         guard report.entries.contains(where: { $0.loaded.event.type == .notification }) else {
             let when = horizon == nil ? "" : " at or before --at"

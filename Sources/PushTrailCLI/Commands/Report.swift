@@ -1,4 +1,5 @@
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 
 /// `pushtrail report`: a timeline as one self-contained HTML page, for tickets.
 enum ReportCommand: Command {
@@ -51,7 +52,6 @@ enum ReportCommand: Command {
         }
         let horizon = try context.horizon(arguments, "at")
         let store = try context.openStore(arguments, create: false)
-        let mask = { (token: String) in context.token(token, arguments) }
 
         let subject: String
         let stem: String
@@ -78,7 +78,7 @@ enum ReportCommand: Command {
                 members = try reader.userEvents(user!, since: since, horizon: horizon)
             }
             guard !members.isEmpty else { return ([], try reader.head()) }
-            return (try reader.timeline(members, horizon: horizon, stateChanges: true, maskTokens: mask), try reader.head())
+            return (try reader.timeline(members, horizon: horizon, stateChanges: true), try reader.head())
         }
         guard !entries.isEmpty else {
             throw CommandError.notFound("no events for \(subject)\(horizon == nil ? "" : " at or before --at") in \(store.path)")

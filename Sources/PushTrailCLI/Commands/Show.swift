@@ -1,4 +1,5 @@
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 
 /// `pushtrail show`: one event in full.
 enum ShowCommand: Command {
@@ -34,7 +35,6 @@ enum ShowCommand: Command {
             ("user", event.user), ("device", context.token(event.device, arguments)), ("hash", SHA256.hex(stored.hash)),
         ]
         // Where the event sits in its task's story.
-        let mask = { (token: String) in context.token(token, arguments) }
         let (taskID, report) = try store.read { reader -> (Int64?, TaskReport?) in
             var task = event.taskID
             if task == nil, let ref = event.referencedNotificationID, let seq = try reader.seq(forID: ref),
@@ -42,7 +42,7 @@ enum ShowCommand: Command {
             {
                 task = try n.decode().taskID
             }
-            return (task, try task.flatMap { try reader.taskReport($0, horizon: nil, maskTokens: mask) })
+            return (task, try task.flatMap { try reader.taskReport($0, horizon: nil) })
         }
         var findings: [Finding] = []
         if let taskID {
@@ -62,7 +62,7 @@ enum ShowCommand: Command {
         context.stdout.line(style.bold("\(event.type) \(event.id)"))
         for (k, v) in rows { context.stdout.line("  " + style.dim(k.padding(9)) + " " + v) }
         for finding in findings {
-            context.stdout.line("  " + style.yellow("⚠ \(finding.code.rawValue)") + ": " + finding.message)
+            context.stdout.line("  " + style.yellow("⚠ \(finding.code.rawValue)") + ": " + finding.message(tokens: context.tokens(arguments)))
         }
         context.stdout.line()
         var decoder = EventDecoder()

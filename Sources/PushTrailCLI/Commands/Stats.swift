@@ -1,4 +1,5 @@
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 
 /// `pushtrail stats`: what the store holds.
 enum StatsCommand: Command {

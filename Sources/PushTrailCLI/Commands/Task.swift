@@ -1,4 +1,5 @@
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 
 /// `pushtrail task`: a task's state and fields at a point in time, and how it got there.
 enum TaskCommand: Command {
@@ -23,10 +24,10 @@ enum TaskCommand: Command {
             throw UsageError("name one task by its integer id, e.g. pushtrail task 1102", command: "task")
         }
         let (report, asOf) = try context.asOfReport(arguments, missing: "no events for task \(taskID)") {
-            try $0.taskReport(taskID, horizon: $1, maskTokens: $2)
+            try $0.taskReport(taskID, horizon: $1)
         }
         if arguments.flag("json") {
-            context.stdout.line(json(report, asOf: asOf).serialized())
+            context.stdout.line(json(report, asOf: asOf, tokens: context.tokens(arguments)).serialized())
             return ExitStatus.success
         }
         let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
@@ -54,13 +55,13 @@ enum TaskCommand: Command {
             context.stdout.screenLine(line)
             context.stdout.screenLine("        " + style.dim(Render.details(step.loaded, anchor: anchor, context.token(e.device, arguments))))
             for finding in step.findings {
-                context.stdout.wrappedLine("        " + style.yellow("⚠ " + finding.code.rawValue) + ": " + finding.message, indent: "          ")
+                context.stdout.wrappedLine("        " + style.yellow("⚠ " + finding.code.rawValue) + ": " + finding.message(tokens: context.tokens(arguments)), indent: "          ")
             }
         }
         return ExitStatus.success
     }
 
-    static func json(_ report: TaskReport, asOf: String) -> JSONValue {
+    static func json(_ report: TaskReport, asOf: String, tokens: (String) -> String) -> JSONValue {
         let f = report.snapshot.fields
         return .object([
             ("task_id", .int(report.taskID)), ("state", .string(report.snapshot.state.rawValue)), ("as_of", .string(asOf)),
@@ -77,7 +78,7 @@ enum TaskCommand: Command {
                     ("at", .string(e.at.description)), ("action", .string(a?.action.rawValue)),
                     ("outcome", .string(a?.outcome.rawValue)), ("from", .string(step.from.rawValue)),
                     ("to", .string(step.to.rawValue)), ("finding", .string(step.findings.first?.code.rawValue)),
-                    ("findings", .array(step.findings.map(Render.json))),
+                    ("findings", .array(step.findings.map { Render.json($0, tokens: tokens) })),
                 ])
             })),
         ])

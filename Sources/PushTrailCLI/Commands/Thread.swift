@@ -1,4 +1,5 @@
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 
 /// `pushtrail thread`: a notification thread replayed as the user lived it.
 enum ThreadCommand: Command {
@@ -23,10 +24,10 @@ enum ThreadCommand: Command {
             throw UsageError("name one thread, e.g. pushtrail thread task-1102", command: "thread")
         }
         let (report, asOf) = try context.asOfReport(arguments, missing: "no thread \(Render.oneLine(threadID))") {
-            try $0.threadReport(threadID, horizon: $1, maskTokens: $2)
+            try $0.threadReport(threadID, horizon: $1)
         }
         if arguments.flag("json") {
-            context.stdout.line(json(report, asOf: asOf).serialized())
+            context.stdout.line(json(report, asOf: asOf, tokens: context.tokens(arguments)).serialized())
             return ExitStatus.success
         }
         let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
@@ -51,13 +52,13 @@ enum ThreadCommand: Command {
             }
             context.stdout.screenLine("      " + style.dim(Render.details(entry.loaded, anchor: anchor, context.token(e.device, arguments))))
             for finding in entry.findings {
-                context.stdout.wrappedLine("      " + style.yellow("⚠ " + finding.code.rawValue) + ": " + finding.message, indent: "        ")
+                context.stdout.wrappedLine("      " + style.yellow("⚠ " + finding.code.rawValue) + ": " + finding.message(tokens: context.tokens(arguments)), indent: "        ")
             }
         }
         return ExitStatus.success
     }
 
-    static func json(_ report: ThreadReport, asOf: String) -> JSONValue {
+    static func json(_ report: ThreadReport, asOf: String, tokens: (String) -> String) -> JSONValue {
         .object([
             ("thread_id", .string(report.threadID)), ("as_of", .string(asOf)),
             ("events", .array(report.entries.map { entry in
@@ -70,7 +71,7 @@ enum ThreadCommand: Command {
                 ]
                 members += Render.typeFields(e)
                 members.append(("finding", .string(entry.findings.first?.code.rawValue)))
-                members.append(("findings", .array(entry.findings.map(Render.json))))
+                members.append(("findings", .array(entry.findings.map { Render.json($0, tokens: tokens) })))
                 return .object(members)
             })),
         ])

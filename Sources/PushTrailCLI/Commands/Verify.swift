@@ -1,4 +1,5 @@
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 
 /// `pushtrail verify`: recompute the chain and check every index.
 enum VerifyCommand: Command {

@@ -1,4 +1,5 @@
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 
 #if canImport(Glibc)
     import Glibc
@@ -80,40 +81,27 @@ extension Context {
     /// exit 1, saying "`missing` [at or before --at] in STORE") and its `as_of`.
     func asOfReport<R>(
         _ arguments: Arguments, missing: String,
-        _ build: (StoreReader, Horizon?, @escaping (String) -> String) throws -> R?
+        _ build: (StoreReader, Horizon?) throws -> R?
     ) throws -> (R, asOf: String) {
         let horizon = try self.horizon(arguments, "at")
         let store = try openStore(arguments, create: false)
-        let mask = { (token: String) in self.token(token, arguments) }
-        let (report, head) = try store.read { reader in (try build(reader, horizon, mask), try reader.head().seq) }
+        let (report, head) = try store.read { reader in (try build(reader, horizon), try reader.head().seq) }
         guard let report else {
             throw CommandError.notFound("\(missing)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
         }
         return (report, Render.asOf(horizon, head: head))
     }
 
+    /// How device tokens are shown: masked unless `--show-tokens`.
+    func tokens(_ arguments: Arguments) -> (String) -> String {
+        if arguments.flag("show-tokens") { return { $0 } }
+        return { TokenMask.mask($0) }
+    }
+
     /// Shows a device token masked unless `--show-tokens`.
     func token(_ device: String?, _ arguments: Arguments) -> String {
         guard let device else { return "-" }
         return arguments.flag("show-tokens") ? device : TokenMask.mask(device)
-    }
-}
-
-/// Device tokens are secrets: human output shows only their ends.
-public enum TokenMask {
-    public static func mask(_ token: String) -> String {
-        // Tokens are hex. In ASCII without CR (CR LF is one Character) a Character is
-        // a byte, so the bytes can be cut instead of breaking the text into Characters.
-        if token.utf8.allSatisfy({ $0 < 0x80 && $0 != 0x0D }) {
-            let count = token.utf8.count
-            guard count > 12 else { return String(repeating: "•", count: max(count, 4)) }
-            let utf8 = token.utf8
-            return String(token[..<utf8.index(utf8.startIndex, offsetBy: 4)]) + "…"
-                + String(token[utf8.index(utf8.endIndex, offsetBy: -4)...])
-        }
-        let chars = Array(token)
-        guard chars.count > 12 else { return String(repeating: "•", count: max(chars.count, 4)) }
-        return String(chars.prefix(4)) + "…" + String(chars.suffix(4))
     }
 }
 

@@ -1,4 +1,5 @@
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 
 /// What a report shows: a timeline and where it came from.
 struct ReportContent {
@@ -131,7 +132,7 @@ public enum HTMLReport {
         }
         for f in entry.findings {
             h.raw("<p class=\"finding\"><strong>⚠ \(f.code.rawValue)</strong> ")
-            h.text(f.message)
+            h.text(f.message(tokens: { c.token($0) }))
             h.raw("</p>\n")
         }
         h.raw("</div>\n</li>\n")

@@ -1,4 +1,5 @@
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 
 /// Shared pieces of the human and JSON views of events.
 enum Render {
@@ -10,11 +11,11 @@ enum Render {
         }
     }
 
-    static func json(_ f: Finding) -> JSONValue {
+    static func json(_ f: Finding, tokens: (String) -> String) -> JSONValue {
         .object([
             ("code", .string(f.code.rawValue)), ("seq", .uint(f.seq)), ("id", .string(f.id)),
             ("task_id", f.taskID.map { .int($0) } ?? .null), ("at", .string(f.at.description)),
-            ("message", .string(f.message)),
+            ("message", .string(f.message(tokens: tokens))),
         ])
     }
 

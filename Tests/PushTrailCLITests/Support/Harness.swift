@@ -1,6 +1,7 @@
 import Foundation
 import PushTrailCLI
-import PushTrailCore
+import PushTrailModel
+import PushTrailStore
 import Testing
 
 #if canImport(Glibc)
@@ -389,7 +390,7 @@ enum Line {
     }
 }
 
-/// Time arithmetic done by the tests themselves (not by PushTrailCore).
+/// Time arithmetic done by the tests themselves (not by pushtrail's own code).
 enum UTC {
     static let calendar: Calendar = {
         var c = Calendar(identifier: .gregorian)

@@ -1,0 +1,233 @@
+/// The three kinds of event the log records (SPEC §1).
+public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    case notification = 1
+    case action = 2
+    case delivery = 3
+
+    public var description: String {
+        switch self {
+        case .notification: "notification"
+        case .action: "action"
+        case .delivery: "delivery"
+        }
+    }
+
+    /// The plural, for counts in prose.
+    public var plural: String {
+        switch self {
+        case .notification: "notifications"
+        case .action: "actions"
+        case .delivery: "deliveries"
+        }
+    }
+
+    public init?(name: String) {
+        guard let type = EventType.allCases.first(where: { $0.description == name }) else { return nil }
+        self = type
+    }
+
+    /// The type a name's UTF-8 bytes spell, compared where they lie.
+    package init?(utf8 b: UnsafeRawBufferPointer) {
+        switch b.count {
+        case 12 where JSONText.memcmpEqual(b.baseAddress!, UnsafeRawPointer(("notification" as StaticString).utf8Start), 12):
+            self = .notification
+        case 6 where JSONText.memcmpEqual(b.baseAddress!, UnsafeRawPointer(("action" as StaticString).utf8Start), 6):
+            self = .action
+        case 8 where JSONText.memcmpEqual(b.baseAddress!, UnsafeRawPointer(("delivery" as StaticString).utf8Start), 8):
+            self = .delivery
+        default: return nil
+        }
+    }
+}
+
+/// What a user (or the app on their behalf) did with a notification or a task.
+public enum ActionKind: String, Sendable, CaseIterable {
+    case complete, cancel, uncancel, delete, edit, open, dismiss
+    case markInProgress = "mark_in_progress"
+}
+
+/// What the server answered to an action.
+public enum Outcome: String, Sendable, CaseIterable {
+    /// The server applied it.
+    case ok
+    /// The server refused it (e.g. 409).
+    case rejected
+    /// An error; not applied.
+    case failed
+}
+
+/// A JSON value kept as its text, for fields whose type the payload decides
+/// (`residence_id` may be a number or a string; `changes` may hold anything).
+public enum FieldValue: Equatable, Hashable, Sendable, CustomStringConvertible {
+    case string(String)
+    /// Any other JSON value, as its JSON text.
+    case json(String)
+
+    /// The value for a person to read: strings without quotes.
+    public var description: String {
+        switch self {
+        case .string(let s): s
+        case .json(let j): j
+        }
+    }
+}
+
+/// A payload the backend emitted, with the parts pushtrail reads from it.
+public struct PushNotification: Sendable, Equatable {
+    public var threadID: String?
+    public var category: String?
+    public var title: String?
+    public var subtitle: String?
+    public var body: String?
+    public var taskID: Int64?
+    public var taskName: String?
+    public var residenceID: FieldValue?
+    public var residenceName: String?
+    public var dueDate: FieldValue?
+    public var notificationType: String?
+    /// `button_types`, when the payload has them.
+    public var buttons: [String]?
+    /// `is_premium`; absent counts as premium.
+    public var isPremium: Bool?
+    /// `apns-topic`: the app's bundle id.
+    public var topic: String?
+    /// The payload's size as APNs counts it: ingested bytes less whitespace outside strings.
+    public var payloadSize: Int
+
+    /// The largest payload APNs accepts, in bytes as it counts them (`payloadSize`).
+    public static let apnsPayloadLimit = 4096
+}
+
+/// A response to an action button (or an in-app action) and the server's answer.
+public struct ActionResponse: Sendable, Equatable {
+    public var taskID: Int64
+    public var action: ActionKind
+    public var outcome: Outcome
+    /// The `apns-id` of the notification whose button was pressed (lowercased).
+    public var notificationID: String?
+    public var threadID: String?
+    public var httpStatus: Int?
+    public var error: String?
+    /// `changes`, in the order given.
+    public var changes: [(key: String, value: FieldValue)]
+
+    public static func == (a: ActionResponse, b: ActionResponse) -> Bool {
+        a.taskID == b.taskID && a.action == b.action && a.outcome == b.outcome
+            && a.notificationID == b.notificationID && a.threadID == b.threadID
+            && a.httpStatus == b.httpStatus && a.error == b.error
+            && a.changes.map(\.key) == b.changes.map(\.key) && a.changes.map(\.value) == b.changes.map(\.value)
+    }
+}
+
+/// APNs' answer to one send.
+public struct Delivery: Sendable, Equatable {
+    /// The `apns-id` it answers (lowercased).
+    public var notificationID: String
+    public var status: Int
+    public var reason: String?
+
+    /// Whether the answer declares the device token dead (APNs 410: Unregistered or
+    /// ExpiredToken), so that later sends to that device are findings.
+    public var declaresTokenDead: Bool { status == 410 }
+}
+
+/// One event of the log, decoded and validated.
+public struct Event: Sendable, Equatable {
+    public enum Body: Sendable, Equatable {
+        case notification(PushNotification)
+        case action(ActionResponse)
+        case delivery(Delivery)
+    }
+
+    /// The id as given.
+    public var id: String
+    public var at: Timestamp
+    public var user: String
+    /// The device token, when given. Sensitive: mask it in human output.
+    public var device: String?
+    public var body: Body
+
+    public var type: EventType {
+        switch body {
+        case .notification: .notification
+        case .action: .action
+        case .delivery: .delivery
+        }
+    }
+
+    /// The task the event is about, when it names one itself (a delivery's task is its
+    /// notification's, resolved through the store).
+    public var taskID: Int64? {
+        switch body {
+        case .notification(let n): n.taskID
+        case .action(let a): a.taskID
+        case .delivery: nil
+        }
+    }
+
+    /// The thread the event names itself: a notification's `aps.thread-id` or an
+    /// action's `thread_id`.
+    public var threadID: String? {
+        switch body {
+        case .notification(let n): n.threadID
+        case .action(let a): a.threadID
+        case .delivery: nil
+        }
+    }
+
+    /// The notification an action or delivery refers to.
+    public var referencedNotificationID: String? {
+        switch body {
+        case .notification: nil
+        case .action(let a): a.notificationID
+        case .delivery(let d): d.notificationID
+        }
+    }
+
+    public var notification: PushNotification? {
+        if case .notification(let n) = body { return n }
+        return nil
+    }
+
+    public var actionResponse: ActionResponse? {
+        if case .action(let a) = body { return a }
+        return nil
+    }
+
+    public var delivery: Delivery? {
+        if case .delivery(let d) = body { return d }
+        return nil
+    }
+
+    /// The key the event's id is unique under: notification ids (APNs UUIDs) compare
+    /// case-insensitively, so they are lowercased.
+    public var identityKey: [UInt8] {
+        type == .notification ? EventID.normalizedNotificationID(id) : Array(id.utf8)
+    }
+}
+
+/// Rules for event ids.
+public enum EventID {
+    /// A notification id as compared: ASCII-lowercased (APNs ids are UUIDs, which
+    /// compare case-insensitively).
+    public static func normalizedNotificationID(_ id: String) -> [UInt8] {
+        var id = id
+        return id.withUTF8 { utf8 in
+            [UInt8](unsafeUninitializedCapacity: utf8.count) { out, count in
+                for k in utf8.indices { out[k] = lowercased(utf8[k]) }
+                count = utf8.count
+            }
+        }
+    }
+
+    /// An ASCII letter lowercased; any other byte as it is.
+    @inline(__always) package static func lowercased(_ c: UInt8) -> UInt8 { c &- 0x41 < 26 ? c | 0x20 : c }
+
+    public static func normalizedNotificationIDString(_ id: String) -> String {
+        // Most ids are already lowercase: then the string itself, not a copy.
+        var id = id
+        let hasUppercase = id.withUTF8 { utf8 in utf8.contains { $0 &- 0x41 < 26 } }
+        guard hasUppercase else { return id }
+        return String(decoding: normalizedNotificationID(id), as: UTF8.self)
+    }
+}

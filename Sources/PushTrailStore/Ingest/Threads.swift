@@ -1,0 +1,97 @@
+import PushTrailModel
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A mutex and condition variable on stable heap memory (pthread objects must not
+/// move). Plain pthreads keep the tool free of Foundation, which would not link into
+/// a statically linked release binary.
+final class Monitor: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        condition.deallocate()
+    }
+
+    func locked<R>(_ body: () throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+
+    /// For a critical section that does not fit one closure: pair each `lock` with one
+    /// `unlock` on the same thread.
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+
+    /// Waits for a broadcast; call with the lock held (inside `locked`).
+    func wait() { pthread_cond_wait(condition, mutex) }
+    func broadcast() { pthread_cond_broadcast(condition) }
+}
+
+/// A thread running one closure, joined with `join()` or let go with `detach()`.
+final class WorkerThread: @unchecked Sendable {
+    #if canImport(Darwin)
+        private var thread: pthread_t?
+    #else
+        private var thread = pthread_t()
+    #endif
+    private let body: @Sendable () -> Void
+    /// Whether `thread` is one: when none could be made, `start` ran the body inline.
+    private var started = false
+
+    init(_ body: @escaping @Sendable () -> Void) {
+        self.body = body
+    }
+
+    func start() {
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let rc = pthread_create(&thread, nil, { raw in
+            #if canImport(Darwin)
+                let me = Unmanaged<WorkerThread>.fromOpaque(raw).takeRetainedValue()
+            #else
+                let me = Unmanaged<WorkerThread>.fromOpaque(raw!).takeRetainedValue()
+            #endif
+            me.body()
+            return nil
+        }, context)
+        started = rc == 0
+        if rc != 0 {
+            // No thread: run inline so the work still happens.
+            Unmanaged<WorkerThread>.fromOpaque(context).release()
+            body()
+        }
+    }
+
+    func join() {
+        guard started else { return }
+        #if canImport(Darwin)
+            if let thread { pthread_join(thread, nil) }
+        #else
+            pthread_join(thread, nil)
+        #endif
+    }
+
+    /// Lets a started thread end on its own, never joined (its resources go back when
+    /// it ends).
+    func detach() {
+        guard started else { return }
+        #if canImport(Darwin)
+            if let thread { pthread_detach(thread) }
+        #else
+            pthread_detach(thread)
+        #endif
+    }
+}

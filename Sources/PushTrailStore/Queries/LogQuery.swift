@@ -1,0 +1,201 @@
+import LMDBKit
+import PushTrailModel
+
+/// The filters of `log` and `audit` (SPEC §5), all combinable.
+public struct LogQuery: Sendable {
+    public var user: String?
+    public var taskID: Int64?
+    public var threadID: String?
+    public var type: EventType?
+    public var category: String?
+    public var notificationType: String?
+    public var residence: String?
+    public var since: Horizon?
+    public var until: Horizon?
+    public var grep: String?
+
+    public init() {}
+
+    /// Whether the query names what an index can answer directly (otherwise it walks
+    /// the whole timeline).
+    public var hasIndexedFilter: Bool { threadID != nil || taskID != nil || user != nil }
+}
+
+extension StoreReader {
+    /// Calls `body` with each event matching `query`, in timeline order (or newest
+    /// first with `reverse`), until it returns false.
+    ///
+    /// The most selective index drives the walk (thread, then task, then user); with
+    /// none, the time index is walked from `--since`, so no filter scans the whole log
+    /// when an index applies.
+    public func log(_ query: LogQuery, reverse: Bool = false, _ body: (LoadedEvent) throws -> Bool) throws {
+        var matcher = LogMatcher(query: query, reader: self)
+        if let thread = query.threadID {
+            var members = try threadEvents(thread, horizon: nil)
+            if reverse { members.reverse() }
+            for loaded in members where try matcher.matches(loaded, drivenBy: .thread) {
+                if try !body(loaded) { return }
+            }
+            return
+        }
+        if query.taskID != nil || query.user != nil {
+            let driver: LogMatcher.Driver = query.taskID != nil ? .task : .user
+            var events: [LoadedEvent]
+            if let task = query.taskID {
+                let loader = EventLoader(reader: self, horizon: nil)
+                var seqs = try self.seqs(.tasks, key: Layout.taskKey(task))
+                // The deliveries for the task's notifications belong to it too.
+                for loaded in try loader.load(seqs) where loaded.event.type == .notification {
+                    seqs += try self.seqs(.refs, key: loaded.event.identityKey)
+                }
+                events = try loader.load(seqs).inTimelineOrder()
+            } else {
+                events = try load(seqs: self.seqs(.users, key: Array(query.user!.utf8)), horizon: nil)
+            }
+            if reverse { events.reverse() }
+            for loaded in events where matcher.inRange(loaded.position) {
+                if try matcher.matches(loaded, drivenBy: driver), try !body(loaded) { return }
+            }
+            return
+        }
+        // The whole timeline, from --since (or back from --until).
+        try txn.withCursor(store.indexes[.time]) { cursor in
+            let key = Layout.timeKey
+            var entry: Entry?
+            if reverse {
+                if case .time(let t)? = query.until {
+                    entry = try key.withUnsafeBytes { k in
+                        try Layout.position(Timestamp(microseconds: t.microseconds &+ 1), 0).withUnsafeBytes { try cursor.seek(k, value: $0) }
+                    }
+                    entry = entry == nil ? (try key.withUnsafeBytes { try cursor.find($0) }.flatMap { _ in try cursor.lastDuplicate() })
+                                         : try cursor.previousDuplicate()
+                } else {
+                    entry = try key.withUnsafeBytes { try cursor.find($0) } == nil ? nil : try cursor.lastDuplicate()
+                }
+            } else if case .time(let t)? = query.since {
+                entry = try key.withUnsafeBytes { k in try Layout.position(t, 0).withUnsafeBytes { try cursor.seek(k, value: $0) } }
+            } else {
+                entry = try key.withUnsafeBytes { try cursor.find($0) }
+            }
+            while let (_, value) = entry {
+                let p = Layout.decodePosition(value)
+                if !reverse, case .time(let t)? = query.until, p.at > t { return }
+                if reverse, case .time(let t)? = query.since, p.at < t { return }
+                if matcher.inRange(p), let stored = try event(seq: p.seq) {
+                    let loaded = LoadedEvent(stored: stored, event: try stored.decode())
+                    if try matcher.matches(loaded, drivenBy: .time), try !body(loaded) { return }
+                }
+                entry = reverse ? try cursor.previousDuplicate() : try cursor.nextDuplicate()
+            }
+        }
+    }
+
+    /// Calls `body` with each event stored after `seq`, in seq (append) order: what
+    /// `log -f` prints as other processes append.
+    public func appended(after seq: UInt64, matching query: LogQuery, _ body: (LoadedEvent) throws -> Void) throws {
+        var matcher = LogMatcher(query: query, reader: self)
+        var threadMembers: Set<UInt64>?
+        if let thread = query.threadID { threadMembers = Set(try threadEvents(thread, horizon: nil).map(\.seq)) }
+        try forEachEvent(from: seq + 1) { stored in
+            let loaded = LoadedEvent(stored: stored, event: try stored.decode())
+            if let members = threadMembers, !members.contains(stored.seq) { return true }
+            if matcher.inRange(loaded.position), try matcher.matches(loaded, drivenBy: query.threadID != nil ? .thread : .time) {
+                try body(loaded)
+            }
+            return true
+        }
+    }
+}
+
+/// Checks the filters an index did not already answer.
+struct LogMatcher {
+    enum Driver { case thread, task, user, time }
+
+    let query: LogQuery
+    let reader: StoreReader
+    private var notificationTasks: [String: Int64?] = [:]
+    private var taskResidences: [Int64: String?] = [:]
+    private let grepBytes: [UInt8]?
+
+    init(query: LogQuery, reader: StoreReader) {
+        self.query = query
+        self.reader = reader
+        grepBytes = query.grep.map { Array($0.lowercased().utf8) }
+    }
+
+    func inRange(_ p: Position) -> Bool {
+        if let since = query.since {
+            switch since {
+            case .time(let t): if p.at < t { return false }
+            case .sequence(let n): if p.seq <= n { return false }
+            }
+        }
+        if let until = query.until, !until.includes(p) { return false }
+        return true
+    }
+
+    mutating func matches(_ loaded: LoadedEvent, drivenBy driver: Driver) throws -> Bool {
+        let e = loaded.event
+        if !inRange(loaded.position) { return false }
+        if let type = query.type, e.type != type { return false }
+        if driver != .user, let user = query.user, e.user != user { return false }
+        if driver != .task, let task = query.taskID, try taskOf(e) != task { return false }
+        if let c = query.category, e.notification?.category != c { return false }
+        if let nt = query.notificationType, e.notification?.notificationType != nt { return false }
+        if let r = query.residence {
+            if let n = e.notification {
+                if n.residenceID?.description != r { return false }
+            } else {
+                guard let task = try taskOf(e), try residence(of: task) == r else { return false }
+            }
+        }
+        if let needle = grepBytes, !needle.isEmpty, !contains(loaded.stored.raw, needle) { return false }
+        return true
+    }
+
+    /// The task an event is about; a delivery's is its notification's.
+    mutating func taskOf(_ e: Event) throws -> Int64? {
+        if let t = e.taskID { return t }
+        guard let ref = e.referencedNotificationID else { return nil }
+        if let cached = notificationTasks[ref] { return cached }
+        var task: Int64?
+        if let seq = try reader.seq(forID: ref), let stored = try reader.event(seq: seq) {
+            task = try stored.decode().taskID
+        }
+        notificationTasks[ref] = task
+        return task
+    }
+
+    /// The residence of a task, from its latest notification that names one.
+    mutating func residence(of task: Int64) throws -> String? {
+        if let cached = taskResidences[task] { return cached }
+        var found: String?
+        for loaded in try reader.taskEvents(task, horizon: nil).reversed() {
+            if let r = loaded.event.notification?.residenceID {
+                found = r.description
+                break
+            }
+        }
+        taskResidences[task] = found
+        return found
+    }
+
+    /// Case-insensitive (ASCII) substring search in the raw event.
+    private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard haystack.count >= needle.count else { return false }
+        let first = needle[0]
+        var i = 0
+        let last = haystack.count - needle.count
+        while i <= last {
+            if lower(haystack[i]) == first {
+                var k = 1
+                while k < needle.count && lower(haystack[i + k]) == needle[k] { k += 1 }
+                if k == needle.count { return true }
+            }
+            i += 1
+        }
+        return false
+    }
+
+    @inline(__always) private func lower(_ b: UInt8) -> UInt8 { b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
+}
