@@ -115,12 +115,12 @@ struct LogMatcher {
     let reader: StoreReader
     private var notificationTasks: [String: Int64?] = [:]
     private var taskResidences: [Int64: String?] = [:]
-    private let grepBytes: [UInt8]?
+    private let grep: TextSearch?
 
     init(query: LogQuery, reader: StoreReader) {
         self.query = query
         self.reader = reader
-        grepBytes = query.grep.map { Array($0.lowercased().utf8) }
+        grep = query.grep.map(TextSearch.init)
     }
 
     func inRange(_ p: Position) -> Bool {
@@ -149,7 +149,7 @@ struct LogMatcher {
                 guard let task = try taskOf(e), try residence(of: task) == r else { return false }
             }
         }
-        if let needle = grepBytes, !needle.isEmpty, !contains(loaded.stored.raw, needle) { return false }
+        if let grep, !grep.matches(loaded.stored.raw) { return false }
         return true
     }
 
@@ -179,23 +179,4 @@ struct LogMatcher {
         taskResidences[task] = found
         return found
     }
-
-    /// Case-insensitive (ASCII) substring search in the raw event.
-    private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard haystack.count >= needle.count else { return false }
-        let first = needle[0]
-        var i = 0
-        let last = haystack.count - needle.count
-        while i <= last {
-            if lower(haystack[i]) == first {
-                var k = 1
-                while k < needle.count && lower(haystack[i + k]) == needle[k] { k += 1 }
-                if k == needle.count { return true }
-            }
-            i += 1
-        }
-        return false
-    }
-
-    @inline(__always) private func lower(_ b: UInt8) -> UInt8 { b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
 }
