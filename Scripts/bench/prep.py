@@ -5,7 +5,7 @@
 
 One pass over the generated NDJSON:
   * chooses the query targets deterministically (same data, same choice):
-      - thread: SPEC §4 membership (notifications with aps.thread-id X, actions with
+      - thread: thread membership (notifications with aps.thread-id X, actions with
         thread_id X, actions and deliveries whose notification_id is one of X's
         notifications). Among the threads with exactly 15 members (else the member
         count in 13..17 closest to 15, the lower first), the one in the middle when

@@ -33,7 +33,7 @@ struct Residence {
 }
 
 /// The simulation: a discrete-event loop over task steps, deliveries, button responses and
-/// state notices, folding each task through SPEC §3 as it goes and writing every event as
+/// state notices, folding each task through the state machine as it goes and writing every event as
 /// it happens. Only per-task, per-user and per-residence records and the pending queue are
 /// kept.
 struct Generator {
@@ -231,7 +231,7 @@ struct Generator {
         let now = item.time
         let task = tasks[slot]
         if task.state == .deleted {
-            // SPEC §6 notification_after_delete: the backend forgot to stop the reminders.
+            // notification_after_delete: the backend forgot to stop the reminders.
             if rate > 0, rng.chance(min(1, rate * 8)) { sendToMembers(slot: slot, time: now, actor: -1) }
             renew(slot: slot, time: now)
             return
@@ -282,7 +282,7 @@ struct Generator {
         let device = rng.below(Int(users[user].devices))
         var action: ActionKind
         if rate > 0, rng.chance(rate) {
-            // SPEC §6 invalid_transition: the server accepted what it should have refused.
+            // invalid_transition: the server accepted what it should have refused.
             var choices: [ActionKind] = []
             for candidate in ActionKind.changing where !candidate.isValid(from: task.state) {
                 choices.append(candidate)
@@ -341,7 +341,7 @@ struct Generator {
     private mutating func notify(slot: Int, user: Int, device: Int, time: Int, actor: Int, respond: Bool) {
         let deviceIndex = user * Self.maxDevices + device
         if deviceDead[deviceIndex] >= 0 {
-            // Sends after a 410 (SPEC §6 sent_after_unregistered), then the app re-registers.
+            // Sends after a 410 (sent_after_unregistered), then the app re-registers.
             if deviceDead[deviceIndex] == 0 {
                 deviceGeneration[deviceIndex] &+= 1
                 deviceDead[deviceIndex] = -1
@@ -596,7 +596,7 @@ struct Generator {
             status = 413
             reason = "PayloadTooLarge"
         } else if rate > 0, rng.chance(rate) {
-            // SPEC §6 delivery_failed; a 410 also sets up sent_after_unregistered.
+            // delivery_failed; a 410 also sets up sent_after_unregistered.
             switch rng.below(20) {
             case 0..<5:
                 status = 410
@@ -665,7 +665,7 @@ struct Generator {
         let state = live ? tasks[slot].state : .completed
         var action: ActionKind = .open
         if live, rate > 0, rng.chance(rate) {
-            // SPEC §6 action_not_offered: a button the notification's category did not have.
+            // action_not_offered: a button the notification's category did not have.
             var valid: [ActionKind] = []
             var other: [ActionKind] = []
             for candidate in ActionKind.changing where candidate.bit & offered == 0 {

@@ -18,7 +18,7 @@ struct Options {
 
         Writes a deterministic, realistic stream of pushtrail events (NDJSON, one event a
         line) to stdout: notifications with APNs payloads, APNs delivery answers and action
-        responses, following the task state machine of SPEC §3. The same arguments always
+        responses, following the task state machine. The same arguments always
         give byte-identical output; memory stays constant whatever N.
 
         options:
@@ -28,7 +28,7 @@ struct Options {
           --tasks T         tasks in flight at once (default N/40, at least 10); a task's
                             thread runs for about 10-20 events, then a new task takes its
                             place, so a run holds more distinct tasks than T
-          --anomalies RATE  fraction 0...1 of events that deliberately break the SPEC §6
+          --anomalies RATE  fraction 0...1 of events that deliberately break an audit
                             audit rules (default 0: a stream with no findings at all)
           --start TIME      time of the first event, RFC 3339 or YYYY-MM-DD
                             (default 2026-01-01T00:00:00Z)

@@ -1,4 +1,4 @@
-/// SPEC §3: a task's state and the rules of the fold, mirrored here so that a clean stream
+/// A task's state and the rules of the fold, mirrored here so that a clean stream
 /// never breaks them and an anomalous one breaks them on purpose.
 enum TaskState: UInt8 {
     case active, inProgress, completed, cancelled, deleted
@@ -71,7 +71,7 @@ enum ActionKind: UInt8 {
     /// Actions that can change a task (everything but `open` and `dismiss`).
     static let changing: [ActionKind] = [.complete, .cancel, .uncancel, .delete, .markInProgress, .edit]
 
-    /// SPEC §3 "valid from".
+    /// The state machine's "valid from".
     func isValid(from state: TaskState) -> Bool {
         switch self {
         case .open, .dismiss: return true

@@ -125,7 +125,7 @@ write("json-syntax", [
     (GOOD.replace('"', '\\"'), J),
 ])
 
-# Duplicate keys (docs/DESIGN.md, "Readings of the SPEC": rejected anywhere in an event).
+# Duplicate keys (docs/DESIGN.md, "Choices in edge cases": rejected anywhere in an event).
 D = "duplicate key"
 write("duplicate-keys", [
     (GOOD[:-1] + ',"status":200}', D),
@@ -307,7 +307,7 @@ write("control", [
     (GOOD + "\u0085", J),                              # NEL
 ])
 
-# SPEC §1 rules, each broken once in an otherwise valid event.
+# The rules of docs/EVENTS.md, each broken once in an otherwise valid event.
 E = 'expected notification, action or delivery'
 rules = [
     ("[]", "event is a JSON array, not an object"),

@@ -116,7 +116,7 @@ enum AnalyzerFixtures {
     static let n2 = "n-0002"
 }
 
-@Suite("audit rules (SPEC §6) on hand-built event lists")
+@Suite("audit rules on hand-built event lists")
 struct AnalyzerTests {
     typealias A = AnalyzerFixtures
 

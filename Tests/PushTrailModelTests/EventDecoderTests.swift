@@ -403,14 +403,14 @@ struct ActionRuleTests {
     }
 
     @Test(
-        "every action the SPEC lists is accepted",
+        "every documented action is accepted",
         arguments: ["complete", "cancel", "uncancel", "delete", "mark_in_progress", "edit", "open", "dismiss"])
     func knownActions(_ name: String) throws {
         let action = try #require(try decodeEvent(Fixture.action.with("action", jsonString(name))).actionResponse)
         #expect(action.action.rawValue == name)
     }
 
-    @Test("an action not in the SPEC's list is rejected, naming the list")
+    @Test("an action not in the documented list is rejected, naming the list")
     func unknownAction() throws {
         let reason = try #require(rejection(Fixture.action.with("action", #""snooze""#)))
         let prefix = #""action" is "snooze"; expected one of "#

@@ -67,7 +67,7 @@ enum FoldFixtures {
         var description: String
     }
 
-    /// The SPEC §3 table, written out independently of the code under test.
+    /// The state machine's table, written out independently of the code under test.
     static let validFrom: [ActionKind: Set<TaskState>] = [
         .markInProgress: [.active],
         .complete: [.active, .inProgress],
@@ -77,7 +77,7 @@ enum FoldFixtures {
         .edit: [.active, .inProgress],
     ]
 
-    /// Where an accepted, non-recurring action takes a task per SPEC §3 (valid or not).
+    /// Where an accepted, non-recurring action takes a task by the state machine's table (valid or not).
     static func target(of action: ActionKind, from state: TaskState) -> TaskState {
         if state == .deleted { return .deleted }
         switch action {
@@ -102,7 +102,7 @@ enum FoldFixtures {
     static let matrix: [Cell] = TaskState.allCases.flatMap { s in stateChangingActions.map { Cell(from: s, action: $0) } }
 }
 
-@Suite("task fold (SPEC §3)")
+@Suite("task fold")
 struct TaskFoldTests {
     typealias F = FoldFixtures
 
@@ -119,7 +119,7 @@ struct TaskFoldTests {
         #expect(transitions.allSatisfy { $0.from == .active && $0.to == .active && !$0.invalid })
     }
 
-    @Test("every row of the SPEC §3 table: a valid accepted action takes the task where the table says, unflagged",
+    @Test("every row of the state machine's table: a valid accepted action takes the task where the table says, unflagged",
           arguments: FoldFixtures.matrix.filter { FoldFixtures.validFrom[$0.action]!.contains($0.from) })
     func validTransitions(_ cell: F.Cell) throws {
         let start = try F.task(in: cell.from)

@@ -102,7 +102,7 @@ enum AgreementFixtures {
         }
     }
 
-    /// The threads an event belongs to (SPEC §4): the one it names, and its notification's.
+    /// The threads an event belongs to: the one it names, and its notification's.
     static func threads(of seq: UInt64, _ reader: StoreReader) throws -> Set<String> {
         guard let stored = try reader.event(seq: seq) else { return [] }
         let event = try stored.decode()
@@ -194,7 +194,7 @@ struct AgreementTests {
         print("AgreementTests: total: \(AgreementFixtures.since(total))")
     }
 
-    /// (d) The generator's anomalies cover every SPEC §6 code.
+    /// (d) The generator's anomalies cover every finding code.
     private func checkEveryCode(_ audit: [Finding]) throws {
         var counts: [FindingCode: Int] = [:]
         for f in audit { counts[f.code, default: 0] += 1 }

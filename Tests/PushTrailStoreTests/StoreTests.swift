@@ -533,7 +533,7 @@ struct StoreTests {
                 _ = try store.append(order.map { try pendingEvent($0) }, recordedAt: fixedClock)
                 let goneSeq = UInt64(order.firstIndex { $0.text == gone.text }! + 1)
                 try store.read { reader throws in
-                    // SPEC §6: the 410 retires the device of the notification it answers.
+                    // The 410 retires the device of the notification it answers.
                     #expect(try reader.positions(.unregistered, key: Layout.deviceKey("tok-other")).map(\.seq) == [goneSeq])
                     #expect(try reader.positions(.unregistered, key: Layout.deviceKey("tok-own")).isEmpty)
                 }

@@ -1,4 +1,4 @@
-/// The audit finding codes (SPEC §6), in the order the SPEC lists them.
+/// The audit finding codes (docs/AUDIT.md), in the order reports list them.
 public enum FindingCode: String, Sendable, CaseIterable, Comparable {
     case categoryStateMismatch = "category_state_mismatch"
     case buttonsCategoryMismatch = "buttons_category_mismatch"

@@ -1,4 +1,4 @@
-/// The state of a task (SPEC §3).
+/// The state of a task: what its accepted actions made it (docs/AUDIT.md, "Task states").
 public enum TaskState: String, Sendable, CaseIterable, CustomStringConvertible {
     case active
     case inProgress = "in_progress"

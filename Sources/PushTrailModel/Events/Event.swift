@@ -1,4 +1,4 @@
-/// The three kinds of event the log records (SPEC §1).
+/// The three kinds of event the log records (docs/EVENTS.md).
 public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case notification = 1
     case action = 2

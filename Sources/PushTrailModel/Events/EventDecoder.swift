@@ -11,7 +11,7 @@ public struct InvalidEvent: Error, Equatable, Sendable, CustomStringConvertible 
     }
 }
 
-/// Decodes and validates one NDJSON line as an event (SPEC §1).
+/// Decodes and validates one NDJSON line as an event (the rules of docs/EVENTS.md).
 ///
 /// Keeps a reusable tape, so one decoder per thread decodes line after line without
 /// allocating for the parse itself.

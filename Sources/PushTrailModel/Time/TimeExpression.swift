@@ -1,4 +1,4 @@
-/// A point of view on the log (SPEC §2): a time, or "what the store knew after event N".
+/// A point of view on the log: a time, or "what the store knew after event N".
 public enum Horizon: Equatable, Sendable {
     /// Events with `at` ≤ this time.
     case time(Timestamp)

@@ -1,7 +1,7 @@
 import PushTrailModel
 
 extension StoreReader {
-    /// The audit findings (SPEC §6) of the events matching `query`, in timeline order.
+    /// The audit findings (docs/AUDIT.md) of the events matching `query`, in timeline order.
     ///
     /// With no task, thread or user filter this is one pass over the timeline, keeping
     /// only per-task state; otherwise the matching events are found through the indexes

@@ -1,7 +1,7 @@
 import LMDBKit
 import PushTrailModel
 
-/// The filters of `log` and `audit` (SPEC §5), all combinable.
+/// The filters of `log` and `audit`, all combinable.
 public struct LogQuery: Sendable {
     public var user: String?
     public var taskID: Int64?

@@ -13,7 +13,7 @@ public struct LoadedEvent: Sendable {
     }
 }
 
-/// One step of a task's history (SPEC §5 `task --json`).
+/// One step of a task's history (`task --json`'s `history`).
 public struct HistoryEntry: Sendable {
     public var loaded: LoadedEvent
     public var from: TaskState
@@ -84,7 +84,7 @@ extension StoreReader {
         try loader.load(seqs(.tasks, key: Layout.taskKey(taskID))).inTimelineOrder()
     }
 
-    /// The members of thread `threadID` (SPEC §4): its notifications, the actions that
+    /// The members of thread `threadID`: its notifications, the actions that
     /// name it, and the actions and deliveries that refer to its notifications.
     public func threadEvents(_ threadID: String, horizon: Horizon?) throws -> [LoadedEvent] {
         try threadEvents(threadID, EventLoader(reader: self, horizon: horizon))

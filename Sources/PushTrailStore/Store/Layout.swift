@@ -84,7 +84,7 @@ public enum Layout {
 
     /// Every index entry an event is filed under; the one definition both `append` and
     /// `verify` use. `notificationDevice` answers the device of a stored notification:
-    /// a 410 delivery is filed under its notification's device (SPEC §6), or its own
+    /// a 410 delivery is filed under its notification's device (the dead-token rule), or its own
     /// while the notification is not stored.
     static func indexEntries(
         of event: Event, seq: UInt64, notificationDevice: (String) throws -> String?
