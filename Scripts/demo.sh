@@ -3,20 +3,24 @@
 # bundled Samples/: ingest the event log and the .apns files into an embedded store,
 # then answer two support questions from it, export a notification, write an HTML
 # report of a thread, print a simulator replay script, and verify the chain.
-#   Scripts/demo.sh [STORE_DIR]     (default: ./demo.lmdb)
+# Everything it writes goes in one folder, made afresh:
+#   Scripts/demo.sh [DIR]     (default: ./demo; the store is DIR/store.lmdb)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$PT_ROOT"
 
 need_swift
 need_build_deps
-store="${1:-$PT_ROOT/demo.lmdb}"
+out="${1:-$PT_ROOT/demo}"
+case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
+store="$out/store.lmdb"
 
 say "building pushtrail (release)…"
 swift build -c release --product pushtrail
 bin="$(swift build -c release --show-bin-path)/pushtrail"
 
 rm -rf "$store"
+mkdir -p "$out"
 export PUSHTRAIL_STORE="$store"
 run() { printf '\n$ pushtrail %s\n' "$*"; "$bin" "$@"; }
 
@@ -26,8 +30,8 @@ run stats
 run task 1102 --at @61          # "I pressed complete and nothing happened": the task right after the press
 run audit --thread task-1109 || true   # "the buttons were wrong" (audit exits 1 when it finds something)
 run export 14557b3c-ed72-4565-89d3-91e6848930e4 -o -   # the notification as an .apns payload
-report="${store%/}-report.html"
-replay="${store%/}-replay.sh"
+report="$out/task-1109.html"
+replay="$out/replay-task-1109.sh"
 run report --thread task-1109 -o "$report" --force   # the thread as the user saw it, for the ticket
 # The pushes as xcrun simctl commands, for an iOS developer with a Simulator.
 printf '\n$ pushtrail replay --thread task-1109 --dry-run > %s\n' "$replay"

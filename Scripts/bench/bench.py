@@ -493,6 +493,10 @@ COMMIT;
              "ORDER BY at DESC, seq DESC LIMIT 1;" % sql_str(th)),
             ("user", [self.pt] + S + ["log", "--user", user],
              "SELECT line FROM events WHERE user = %s ORDER BY at, seq;" % sql_str(user)),
+            # Support's first question: the user's last 100 pushes, oldest first, as JSON.
+            ("user_recent", [self.pt] + S + ["log", "--user", user, "--json", "-n", "100"],
+             "SELECT seq, line FROM (SELECT seq, at, line FROM events WHERE user = %s "
+             "ORDER BY at DESC, seq DESC LIMIT 100) ORDER BY at, seq;" % sql_str(user)),
             ("startup", [self.pt] + S + ["head"],
              "SELECT seq FROM events ORDER BY seq DESC LIMIT 1;"),
         ]
@@ -707,8 +711,11 @@ COMMIT;
                   "task": "task rebuild, %d events (`task %d`)" % (t["task_events"], t["task"]),
                   "export": "export (`export --thread %s -o -`)" % t["thread"],
                   "user": "`log --user %s` (%d events)" % (t["user"], t["user_events"]),
+                  "user_recent": "`log --user %s --json -n 100`" % t["user"],
                   "startup": "startup floor: `head` vs `SELECT … LIMIT 1`"}
-        for name in ("thread", "task", "export", "user", "startup"):
+        for name in ("thread", "task", "export", "user", "user_recent", "startup"):
+            if name not in qs:  # results from before the row existed
+                continue
             d = qs[name]
             p = med(d["pushtrail"])
             s = med(d["sqlite3"]) if d.get("sqlite3") else None
@@ -719,6 +726,9 @@ COMMIT;
             if j:
                 parts.append("jq ÷ pushtrail **%s**" % fmt_ratio(j / p))
             goal, status = "—", "—"
+            if name == "user_recent":
+                goal = "≤ sqlite3"
+                status = target(name, s is not None and p <= s, {"pushtrail_s": p, "sqlite3_s": s}, "<= sqlite3")
             if name in ("thread", "task", "export"):
                 goal = "≤ sqlite3 and ≥ 1000× faster than jq"
                 ok = (s is not None and p <= s) and (j is not None and j / p >= 1000)

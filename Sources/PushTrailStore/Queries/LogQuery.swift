@@ -38,23 +38,32 @@ extension StoreReader {
             }
             return
         }
-        if query.taskID != nil || query.user != nil {
-            let driver: LogMatcher.Driver = query.taskID != nil ? .task : .user
-            var events: [LoadedEvent]
-            if let task = query.taskID {
-                let loader = EventLoader(reader: self, horizon: nil)
-                var seqs = try self.seqs(.tasks, key: Layout.taskKey(task))
-                // The deliveries for the task's notifications belong to it too.
-                for loaded in try loader.load(seqs) where loaded.event.type == .notification {
-                    seqs += try self.seqs(.refs, key: loaded.event.identityKey)
-                }
-                events = try loader.load(seqs).inTimelineOrder()
-            } else {
-                events = try load(seqs: self.seqs(.users, key: Array(query.user!.utf8)), horizon: nil)
+        if let task = query.taskID {
+            let loader = EventLoader(reader: self, horizon: nil)
+            var seqs = try self.seqs(.tasks, key: Layout.taskKey(task))
+            // The deliveries for the task's notifications belong to it too.
+            for loaded in try loader.load(seqs) where loaded.event.type == .notification {
+                seqs += try self.seqs(.refs, key: loaded.event.identityKey)
             }
+            var events = try loader.load(seqs).inTimelineOrder()
             if reverse { events.reverse() }
             for loaded in events where matcher.inRange(loaded.position) {
-                if try matcher.matches(loaded, drivenBy: driver), try !body(loaded) { return }
+                if try matcher.matches(loaded, drivenBy: .task), try !body(loaded) { return }
+            }
+            return
+        }
+        if let user = query.user {
+            // A user may have thousands of events, and support asks for the last few:
+            // order them by their headers, then read and decode only as many as the
+            // caller takes.
+            var positions = try timelinePositions(of: seqs(.users, key: Array(user.utf8)))
+            if reverse { positions.reverse() }
+            for p in positions where matcher.inRange(p) {
+                guard let stored = try event(seq: p.seq) else {
+                    throw StoreError.damaged(seq: p.seq, detail: "an index names it but it is not stored")
+                }
+                let loaded = LoadedEvent(stored: stored, event: try stored.decode())
+                if try matcher.matches(loaded, drivenBy: .user), try !body(loaded) { return }
             }
             return
         }

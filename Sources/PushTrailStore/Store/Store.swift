@@ -560,13 +560,26 @@ public struct StoreReader {
             try forEachPosition { out.append($0); return true }
             return out
         }
-        return try seqs(index, key: key).compactMap { seq in
-            try store.events.get(Layout.bigEndian(seq), in: txn).flatMap { value in
-                value.count > Layout.eventHeaderSize
-                    ? Position(at: Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9))), seq: seq)
-                    : nil
+        return try timelinePositions(of: seqs(index, key: key))
+    }
+
+    /// The positions of the events `seqs`, in timeline order, read from their headers
+    /// alone (nothing is decompressed or decoded). An index entry naming an event that
+    /// is not stored is damage.
+    func timelinePositions(of seqs: [UInt64]) throws -> [Position] {
+        var out: [Position] = []
+        out.reserveCapacity(seqs.count)
+        for seq in seqs {
+            guard let value = try store.events.get(Layout.bigEndian(seq), in: txn) else {
+                throw StoreError.damaged(seq: seq, detail: "an index names it but it is not stored")
             }
-        }.sorted()
+            guard value.count > Layout.eventHeaderSize else {
+                throw StoreError.damaged(seq: seq, detail: "its header is malformed")
+            }
+            out.append(Position(at: Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9))), seq: seq))
+        }
+        out.sort()
+        return out
     }
 
     /// Calls `body` with every position of the `time` index, from the oldest (or newest
