@@ -194,12 +194,12 @@ struct IngestTests {
         // events, so each store's indexes are checked on their own too).
         let reference = dir.file("reference")
         let store = try Store(path: reference, create: true)
-        var decoder = EventDecoder(full: false)
+        var decoder = EventDecoder()
         var outcomes: [AppendOutcome] = []
         for chunk in stride(from: 0, to: lines.count, by: 500) {
             let batch = try lines[chunk..<min(chunk + 500, lines.count)].map { line in
                 let raw = Array(line.utf8)
-                return PendingEvent(event: try decoder.decode(raw), raw: raw)
+                return PendingEvent(event: try decoder.decodeForFiling(raw), raw: raw)
             }
             outcomes += try store.append(batch, recordedAt: { CLI.now })
         }

@@ -36,20 +36,20 @@ struct IndexFieldScannerTests {
     /// `Layout.indexEntries` with no stored notifications (the `unregistered` entry
     /// is looked up afterwards, so it is compared as (notification id, device)).
     static func byDecoder(_ line: [UInt8], seq: UInt64) -> Outcome? {
-        var decoder = EventDecoder(full: false)
-        guard let event = try? decoder.decode(line) else { return nil }
+        var decoder = EventDecoder()
+        guard let event = try? decoder.decodeForFiling(line) else { return nil }
         var entries = [Entry(slot: IndexDigest.ids, key: event.identityKey, value: Layout.bigEndian(seq))]
         var unregistration: [String?]?
         for (index, key) in Layout.indexEntries(of: event, seq: seq, notificationDevice: { _ in nil }) {
             if index == .unregistered { continue }
             entries.append(Entry(slot: IndexDigest.slot(index), key: key, value: Layout.indexValue(index, event.at, seq)))
         }
-        if let d = event.delivery, d.declaresTokenDead {
-            unregistration = [d.notificationID, event.device]
+        if event.declaresTokenDead, let ref = event.referencedNotificationID {
+            unregistration = [ref, event.device]
             // And the lookup as `Layout.indexEntries` does it, both ways.
             let own = Layout.indexEntries(of: event, seq: seq, notificationDevice: { _ in nil }).filter { $0.0 == .unregistered }
             precondition(own.map(\.1) == (event.device.map { [Layout.deviceKey($0)] } ?? []))
-            let stored = Layout.indexEntries(of: event, seq: seq, notificationDevice: { $0 == d.notificationID ? "dev" : nil })
+            let stored = Layout.indexEntries(of: event, seq: seq, notificationDevice: { $0 == ref ? "dev" : nil })
                 .filter { $0.0 == .unregistered }
             precondition(stored.map(\.1) == [Layout.deviceKey("dev")])
         }
@@ -202,9 +202,9 @@ struct IndexFieldScannerTests {
             #"{"type":"action","id":"a2","at":"2026-11-29T10:00:00Z","user":"u","task_id":-0,"action":"complete","outcome":"rejected","http_status":409,"error":"e"}"#,
             "{\"type\":\"action\",\"id\":\"a3\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"ü\",\"task_id\":1,\"action\":\"edit\",\"outcome\":\"ok\",\"thread_id\":\"日本\"}\r",
         ].map { Array($0.utf8) }
-        var decoder = EventDecoder(full: false)
+        var decoder = EventDecoder()
         for line in lines {
-            #expect(throws: Never.self, "\(String(decoding: line, as: UTF8.self))") { _ = try decoder.decode(line) }
+            #expect(throws: Never.self, "\(String(decoding: line, as: UTF8.self))") { _ = try decoder.decodeForFiling(line) }
         }
         #expect(IndexFieldScannerTests.check(lines, "hand-written") == lines.count)
         let rewritten = lines.flatMap(IndexFieldScannerTests.variants)

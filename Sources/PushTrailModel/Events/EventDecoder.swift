@@ -17,18 +17,45 @@ public struct InvalidEvent: Error, Equatable, Sendable, CustomStringConvertible 
 /// allocating for the parse itself.
 public struct EventDecoder: Sendable {
     /// The longest line accepted, in bytes (without its line break).
-    public static let maxLineBytes = 64 * 1024
+    public static let maxLineBytes = EventSchema.maxLineBytes
 
     private var tape = JSONTape()
-    /// Materialise display fields (alert texts, custom keys, changes) and the payload
-    /// size. Ingest turns this off: it validates every rule but keeps only what the
-    /// store files the event under.
-    public var full: Bool
 
-    public init(full: Bool = true) { self.full = full }
+    public init() {}
 
     /// Decodes `line` (without its line break).
     public mutating func decode(_ line: UnsafeRawBufferPointer) throws(InvalidEvent) -> Event {
+        try decode(line, full: true)
+    }
+
+    /// Checks every rule of `line` as `decode` does, but reads out only what the store
+    /// files the event under: what ingest needs, at a fraction of the cost (no display
+    /// text, custom key or change is materialised).
+    public mutating func decodeForFiling(_ line: UnsafeRawBufferPointer) throws(InvalidEvent) -> FilingEvent {
+        try decode(line, full: false).filing
+    }
+
+    /// `decodeForFiling` of an array of bytes.
+    public mutating func decodeForFiling(_ line: [UInt8]) throws(InvalidEvent) -> FilingEvent {
+        do {
+            return try line.withUnsafeBytes { try decodeForFiling($0) }
+        } catch {
+            throw InvalidEvent.from(error)
+        }
+    }
+
+    /// `decodeForFiling` of a slice of bytes.
+    public mutating func decodeForFiling(_ line: ArraySlice<UInt8>) throws(InvalidEvent) -> FilingEvent {
+        do {
+            return try line.withUnsafeBytes { try decodeForFiling($0) }
+        } catch {
+            throw InvalidEvent.from(error)
+        }
+    }
+
+    /// The decode; with `full` false, display fields are left unset (only `filing` of
+    /// the result may be used).
+    private mutating func decode(_ line: UnsafeRawBufferPointer, full: Bool) throws(InvalidEvent) -> Event {
         if line.count > EventDecoder.maxLineBytes {
             throw InvalidEvent("line is \(line.count) bytes, over the limit of \(EventDecoder.maxLineBytes) (64 KiB)")
         }
@@ -93,13 +120,13 @@ public struct EventDecoder: Sendable {
         guard let type = json.withStringBytes(typeNode, { EventType(utf8: $0) }) else {
             throw InvalidEvent("\"type\" is \"\(shown(json.string(typeNode)!))\"; expected notification, action or delivery")
         }
-        let id = try requiredString(json, root, "id", bytes: 1...128)
+        let id = try requiredString(json, root, "id", bytes: EventSchema.idBytes)
         let atNode = try requiredStringNode(json, root, "at")
         guard let at = json.withStringBytes(atNode, { Timestamp.parseRFC3339($0) }) else {
             throw InvalidEvent("\"at\" is \"\(shown(json.string(atNode)!))\"; expected an RFC 3339 time like 2026-11-29T10:00:00Z")
         }
-        let user = try requiredString(json, root, "user", bytes: 1...256)
-        let device = try optionalString(json, root, "device", bytes: 1...4096)
+        let user = try requiredString(json, root, "user", bytes: EventSchema.userBytes)
+        let device = try optionalString(json, root, "device", bytes: EventSchema.deviceBytes)
 
         let body: Event.Body
         switch type {
@@ -123,9 +150,9 @@ public struct EventDecoder: Sendable {
         guard json.kind(aps) == .object else {
             throw InvalidEvent("\"payload.aps\" must be an object, not \(article(json.kind(aps)))")
         }
-        let topic = try optionalString(json, root, "topic", bytes: 1...255, keep: full)
+        let topic = try optionalString(json, root, "topic", bytes: EventSchema.topicBytes, keep: full)
         _ = try optionalString(json, root, "platform", keep: false)
-        let threadID = try optionalString(json, aps, "thread-id", bytes: 1...255, path: "payload.aps.")
+        let threadID = try optionalString(json, aps, "thread-id", bytes: EventSchema.threadIDBytes, path: "payload.aps.")
         let category = try optionalString(json, aps, "category", path: "payload.aps.", keep: full)
         var title: String?
         var subtitle: String?
@@ -198,11 +225,11 @@ public struct EventDecoder: Sendable {
         guard let outcome = Outcome(rawValue: outcomeName) else {
             throw InvalidEvent("\"outcome\" is \"\(shown(outcomeName))\"; expected ok, rejected or failed")
         }
-        let notificationID = try optionalString(json, root, "notification_id", bytes: 1...128)
-        let threadID = try optionalString(json, root, "thread_id", bytes: 1...255)
+        let notificationID = try optionalString(json, root, "notification_id", bytes: EventSchema.idBytes)
+        let threadID = try optionalString(json, root, "thread_id", bytes: EventSchema.threadIDBytes)
         var httpStatus: Int?
         if let s = json.member(root, "http_status") {
-            guard let v = json.int64(s), v >= 100, v <= 599 else {
+            guard let v = json.int64(s), EventSchema.httpStatuses.contains(v) else {
                 throw InvalidEvent("\"http_status\" must be an integer from 100 to 599, not \(shown(json.rawString(s)))")
             }
             httpStatus = Int(v)
@@ -226,11 +253,11 @@ public struct EventDecoder: Sendable {
     }
 
     static func delivery(_ json: JSONView, _ root: Int) throws(InvalidEvent) -> Delivery {
-        guard let notificationID = try optionalString(json, root, "notification_id", bytes: 1...128) else {
+        guard let notificationID = try optionalString(json, root, "notification_id", bytes: EventSchema.idBytes) else {
             throw InvalidEvent("delivery has no \"notification_id\"")
         }
         guard let s = json.member(root, "status") else { throw InvalidEvent("delivery has no \"status\"") }
-        guard let status = json.int64(s), status >= 100, status <= 599 else {
+        guard let status = json.int64(s), EventSchema.httpStatuses.contains(status) else {
             throw InvalidEvent("\"status\" must be an integer HTTP status from 100 to 599, not \(shown(json.rawString(s)))")
         }
         let reason = try optionalString(json, root, "reason")

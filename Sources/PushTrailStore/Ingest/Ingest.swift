@@ -386,7 +386,7 @@ public final class Ingest {
         do {
             result = try store.write(recordedAt: clock) { writer in
                 var summary = IngestSummary()
-                var decoder = EventDecoder(full: false)
+                var decoder = EventDecoder()
                 var bytesRead = 0
                 for source in inputs {
                     let fd = try source.open()
@@ -468,7 +468,7 @@ public final class Ingest {
                 raw: line.bytes, isConflict: false, ordinal: ordinal))
         }
         do {
-            let event = try decoder.decode(content)
+            let event = try decoder.decodeForFiling(content)
             // The line's own array when it has no `\r` to drop: no copy.
             let raw = line.hasCarriageReturn ? Array(content) : line.bytes
             var pending = PendingEvent(event: event, raw: raw, source: source, line: line.number)
@@ -548,7 +548,7 @@ final class Producer: @unchecked Sendable {
 
     /// What one parsing thread keeps between chunks.
     final class Worker {
-        var decoder = EventDecoder(full: false)
+        var decoder = EventDecoder()
         var compressor: RecordCompressor?
     }
 

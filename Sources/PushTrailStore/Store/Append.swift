@@ -3,13 +3,14 @@ import PushTrailModel
 
 /// A decoded event waiting to be appended, with its raw bytes and where it came from.
 public struct PendingEvent: Sendable {
-    public let event: Event
+    /// What the store files it under (all that appending needs of the decoded event).
+    public let event: FilingEvent
     public var raw: [UInt8]
     public var source: String
     public var line: Int
     /// Its place in the whole input, for reporting in order.
     var ordinal = 0
-    /// The input line ended in `\r\n`: `raw` lacks the `\r` that `--rejects` must keep.
+    /// The input line ended in `\r\n`: `raw` lacks the `\r` that a rejects file must keep.
     var hadCarriageReturn = false
     /// `raw` compressed with the dictionary its batch is appended with, when that is
     /// smaller: what the record stores.
@@ -17,19 +18,28 @@ public struct PendingEvent: Sendable {
     /// What the writer files the event under.
     let fields: IndexFields
 
-    public init(event: Event, raw: [UInt8], source: String = "-", line: Int = 0) {
-        self.event = event
+    public init(event: FilingEvent, raw: [UInt8], source: String = "-", line: Int = 0) {
         fields = IndexFields(event)
+        self.event = event
         self.raw = raw
         self.source = source
         self.line = line
     }
+
+    /// A fully decoded event waiting to be appended.
+    public init(event: Event, raw: [UInt8], source: String = "-", line: Int = 0) {
+        self.init(event: event.filing, raw: raw, source: source, line: line)
+    }
 }
 
-/// What the writer files an event under, read from it where it is parsed: the writing
-/// thread, which bounds ingest, then copies no part of the event (reading a field of
-/// the body copies the whole notification, a retain for each of its strings) and
-/// retains nothing per key: the keys lie one after another in one array.
+/// The keys an event is filed under, built once from its `FilingEvent`: the one builder
+/// of index keys. The writer files these; `Layout.indexEntries`, which `verify` checks
+/// the indexes against, is made from them too, and the verify scanner's entries from
+/// stored JSON go through the same `IndexFields.forEachEntry` rule.
+///
+/// Made where the event is parsed, so that the writing thread, which bounds ingest,
+/// copies no part of the event and retains nothing per key: the keys lie one after
+/// another in one array.
 struct IndexFields: Sendable {
     let type: EventType
     let at: Timestamp
@@ -49,27 +59,18 @@ struct IndexFields: Sendable {
     let identityHash: UInt64
     let referenceHash: UInt64
 
-    init(_ event: borrowing Event) {
+    init(_ event: borrowing FilingEvent) {
         at = event.at
-        // One look at the body: each of `Event`'s accessors switches over it and copies
-        // the case's payload, a retain for each of its strings.
-        let thread: String?
-        let reference: String?
-        var unregistered: String?
-        switch event.body {
-        case .notification(let n):
-            (type, taskID, thread, reference) = (.notification, n.taskID, n.threadID, nil)
-        case .action(let a):
-            (type, taskID, thread, reference) = (.action, a.taskID, a.threadID, a.notificationID)
-        case .delivery(let d):
-            (type, taskID, thread, reference) = (.delivery, nil, nil, d.notificationID)
-            if d.declaresTokenDead { unregistered = d.notificationID }
-        }
+        type = event.type
+        taskID = event.taskID
+        let thread = event.threadID
+        let reference = event.referencedNotificationID
         hasThread = thread != nil
         hasReference = reference != nil
         // One allocation of the exact size; a notification's id is lowercased into it.
         var keys: [UInt8] = []
-        keys.reserveCapacity(event.id.utf8.count + event.user.utf8.count + (thread?.utf8.count ?? 0) + (reference?.utf8.count ?? 0))
+        keys.reserveCapacity(
+            event.id.utf8.count + event.user.utf8.count + (thread?.utf8.count ?? 0) + (reference?.utf8.count ?? 0))
         if type == .notification {
             var id = event.id
             id.withUTF8 { for c in $0 { keys.append(EventID.lowercased(c)) } }
@@ -85,10 +86,12 @@ struct IndexFields: Sendable {
         ends = (id, user, threadEnd, Int32(keys.count))
         self.keys = keys
         (identityHash, referenceHash) = keys.withUnsafeBytes {
-            (KeyFilter.hash(UnsafeRawBufferPointer(rebasing: $0[..<Int(id)])),
-             reference == nil ? 0 : KeyFilter.hash(UnsafeRawBufferPointer(rebasing: $0[Int(threadEnd)...])))
+            (
+                KeyFilter.hash(UnsafeRawBufferPointer(rebasing: $0[..<Int(id)])),
+                reference == nil ? 0 : KeyFilter.hash(UnsafeRawBufferPointer(rebasing: $0[Int(threadEnd)...]))
+            )
         }
-        unregisteredNotificationID = unregistered
+        unregisteredNotificationID = event.declaresTokenDead ? reference : nil
     }
 
     /// The key ranges in `keys`: identity key, user, thread id, reference (empty when absent).
@@ -96,6 +99,44 @@ struct IndexFields: Sendable {
     var userRange: Range<Int> { Int(ends.0)..<Int(ends.1) }
     var threadRange: Range<Int> { Int(ends.1)..<Int(ends.2) }
     var referenceRange: Range<Int> { Int(ends.2)..<Int(ends.3) }
+
+    /// Hands `body` every entry of this event but `unregistered` (which needs the stored
+    /// notification's device), as (digest slot, key, value), the `ids` entry first.
+    func forEachEntry(seq: UInt64, _ body: (Int, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) rethrows {
+        try keys.withUnsafeBytes { k in
+            try IndexFields.forEachEntry(
+                seq: seq, at: at, taskID: taskID, identity: UnsafeRawBufferPointer(rebasing: k[identityRange]),
+                user: UnsafeRawBufferPointer(rebasing: k[userRange]),
+                thread: hasThread ? UnsafeRawBufferPointer(rebasing: k[threadRange]) : nil,
+                reference: hasReference ? UnsafeRawBufferPointer(rebasing: k[referenceRange]) : nil, body)
+        }
+    }
+
+    /// The rule itself: which index files which key, with which value. `identity` is
+    /// the normalised id (a notification's lowercased), `reference` the normalised
+    /// notification id an action or delivery names.
+    @inline(__always)
+    static func forEachEntry(
+        seq: UInt64, at: Timestamp, taskID: Int64?, identity: UnsafeRawBufferPointer, user: UnsafeRawBufferPointer,
+        thread: UnsafeRawBufferPointer?, reference: UnsafeRawBufferPointer?,
+        _ body: (Int, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void
+    ) rethrows {
+        try withUnsafeBytes(of: seq.bigEndian) { seqBytes in
+            try body(IndexDigest.ids, identity, seqBytes)
+            let position = (Layout.orderedSigned(at.microseconds).bigEndian, seq.bigEndian)
+            try withUnsafeBytes(of: position) { value in
+                try withUnsafeBytes(of: UInt8(0)) { try body(IndexDigest.slot(.time), $0, value) }
+            }
+            try body(IndexDigest.slot(.users), user, seqBytes)
+            if let taskID {
+                try withUnsafeBytes(of: Layout.orderedSigned(taskID).bigEndian) {
+                    try body(IndexDigest.slot(.tasks), $0, seqBytes)
+                }
+            }
+            if let thread { try body(IndexDigest.slot(.threads), thread, seqBytes) }
+            if let reference { try body(IndexDigest.slot(.refs), reference, seqBytes) }
+        }
+    }
 }
 
 /// What happened to one pending event.
@@ -383,9 +424,9 @@ public final class StoreWriter {
             let unregistered = store.indexes[.unregistered]
             let idKey = Array(keys[pending.pointee.fields.identityRange])
             for refSeq in try reader.seqs(.refs, key: idKey) {
-                guard let stored = try reader.event(seq: refSeq), stored.type == .delivery,
-                    let d = try? stored.decode(), let delivery = d.delivery, delivery.declaresTokenDead
-                else { continue }
+                guard let stored = try reader.event(seq: refSeq), stored.type == .delivery else { continue }
+                let d = try stored.decode()
+                guard let delivery = d.delivery, delivery.declaresTokenDead else { continue }
                 let value = Layout.bigEndian(refSeq)
                 if let own = d.device, own != device {
                     try unregistered.delete(Layout.deviceKey(own), value: value, in: txn)

@@ -94,9 +94,9 @@ struct IndexFieldScanner {
         type = t
         guard let at = text.timestamp(field(.at)) else { return false }
         self.at = at
-        guard (1...128).contains(text.length(field(.id))), (1...256).contains(text.length(field(.user))) else { return false }
+        guard EventSchema.idBytes.contains(text.length(field(.id))), EventSchema.userBytes.contains(text.length(field(.user))) else { return false }
         if field(.device).kind != .absent {
-            guard field(.device).kind == .string, (1...4096).contains(text.length(field(.device))) else { return false }
+            guard field(.device).kind == .string, EventSchema.deviceBytes.contains(text.length(field(.device))) else { return false }
         }
         taskID = nil
         thread = Field()
@@ -110,24 +110,24 @@ struct IndexFieldScanner {
                 taskID = v
             }
             if field(.apsThreadID).kind != .absent {
-                guard field(.apsThreadID).kind == .string, (1...255).contains(text.length(field(.apsThreadID))) else { return false }
+                guard field(.apsThreadID).kind == .string, EventSchema.threadIDBytes.contains(text.length(field(.apsThreadID))) else { return false }
                 thread = field(.apsThreadID)
             }
         case .action:
             guard let v = text.integer(field(.rootTaskID)) else { return false }
             taskID = v
             if field(.rootNotificationID).kind != .absent {
-                guard field(.rootNotificationID).kind == .string, (1...128).contains(text.length(field(.rootNotificationID))) else { return false }
+                guard field(.rootNotificationID).kind == .string, EventSchema.idBytes.contains(text.length(field(.rootNotificationID))) else { return false }
                 ref = field(.rootNotificationID)
             }
             if field(.rootThreadID).kind != .absent {
-                guard field(.rootThreadID).kind == .string, (1...255).contains(text.length(field(.rootThreadID))) else { return false }
+                guard field(.rootThreadID).kind == .string, EventSchema.threadIDBytes.contains(text.length(field(.rootThreadID))) else { return false }
                 thread = field(.rootThreadID)
             }
         case .delivery:
-            guard field(.rootNotificationID).kind == .string, (1...128).contains(text.length(field(.rootNotificationID))) else { return false }
+            guard field(.rootNotificationID).kind == .string, EventSchema.idBytes.contains(text.length(field(.rootNotificationID))) else { return false }
             ref = field(.rootNotificationID)
-            guard let s = text.integer(field(.status)), s >= 100, s <= 599 else { return false }
+            guard let s = text.integer(field(.status)), EventSchema.httpStatuses.contains(s) else { return false }
             deliveryStatus = Int(s)
         }
         return true
@@ -475,29 +475,30 @@ extension IndexFieldScanner {
     }
 
     /// Hands `body` every entry of the last scanned event but `unregistered`, as
-    /// (digest slot, key, value), the `ids` entry first; the same entries
-    /// `Layout.indexEntries` and the event's `identityKey` give.
+    /// (digest slot, key, value), the `ids` entry first: the fields read from the JSON,
+    /// filed by the same rule as an appended event's (`IndexFields.forEachEntry`).
     func forEachEntry(seq: UInt64, _ body: (Int, UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) {
-        withUnsafeBytes(of: seq.bigEndian) { seqBytes in
-            if type == .notification {
-                text.withLowered(field(.id)) { body(IndexDigest.ids, $0, seqBytes) }
-            } else {
-                text.withBytes(field(.id)) { body(IndexDigest.ids, $0, seqBytes) }
-            }
-            let position = (Layout.orderedSigned(at.microseconds).bigEndian, seq.bigEndian)
-            withUnsafeBytes(of: position) { value in
-                withUnsafeBytes(of: UInt8(0)) { body(IndexDigest.slot(.time), $0, value) }
-            }
-            text.withBytes(field(.user)) { body(IndexDigest.slot(.users), $0, seqBytes) }
-            if let taskID {
-                withUnsafeBytes(of: Layout.orderedSigned(taskID).bigEndian) { body(IndexDigest.slot(.tasks), $0, seqBytes) }
-            }
-            if thread.kind == .string {
-                text.withBytes(thread) { body(IndexDigest.slot(.threads), $0, seqBytes) }
-            }
-            if ref.kind == .string {
-                text.withLowered(ref) { body(IndexDigest.slot(.refs), $0, seqBytes) }
+        withIdentity { identity in
+            text.withBytes(field(.user)) { user in
+                withOptional(thread, lowered: false) { thread in
+                    withOptional(ref, lowered: true) { reference in
+                        IndexFields.forEachEntry(
+                            seq: seq, at: at, taskID: taskID, identity: identity, user: user, thread: thread,
+                            reference: reference, body)
+                    }
+                }
             }
         }
+    }
+
+    /// Lends the identity key: the id, lowercased for a notification.
+    private func withIdentity(_ body: (UnsafeRawBufferPointer) -> Void) {
+        if type == .notification { text.withLowered(field(.id), body) } else { text.withBytes(field(.id), body) }
+    }
+
+    /// Lends a string field's bytes (lowercased with `lowered`), or nil when absent.
+    private func withOptional(_ field: Field, lowered: Bool, _ body: (UnsafeRawBufferPointer?) -> Void) {
+        guard field.kind == .string else { return body(nil) }
+        if lowered { text.withLowered(field) { body($0) } } else { text.withBytes(field) { body($0) } }
     }
 }

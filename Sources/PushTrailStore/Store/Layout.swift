@@ -82,19 +82,20 @@ public enum Layout {
             seq: readBigEndian(bytes, at: 8))
     }
 
-    /// Every index entry an event is filed under; the one definition both `append` and
-    /// `verify` use. `notificationDevice` answers the device of a stored notification:
-    /// a 410 delivery is filed under its notification's device (the dead-token rule), or its own
-    /// while the notification is not stored.
+    /// Every index entry an event is filed under but `ids`: its `IndexFields` entries,
+    /// and for a 410 delivery its `unregistered` entry. `notificationDevice` answers the
+    /// device of a stored notification: a 410 delivery is filed under its
+    /// notification's device (the dead-token rule), or its own while the notification
+    /// is not stored.
     static func indexEntries(
-        of event: Event, seq: UInt64, notificationDevice: (String) throws -> String?
+        of event: FilingEvent, seq: UInt64, notificationDevice: (String) throws -> String?
     ) rethrows -> [(Index, [UInt8])] {
-        var entries: [(Index, [UInt8])] = [(.time, timeKey), (.users, Array(event.user.utf8))]
-        if let task = event.taskID { entries.append((.tasks, taskKey(task))) }
-        if let thread = event.threadID { entries.append((.threads, Array(thread.utf8))) }
-        if let ref = event.referencedNotificationID { entries.append((.refs, Array(ref.utf8))) }
-        if let d = event.delivery, d.declaresTokenDead,
-            let device = try notificationDevice(d.notificationID) ?? event.device
+        var entries: [(Index, [UInt8])] = []
+        IndexFields(event).forEachEntry(seq: seq) { slot, key, _ in
+            if slot != IndexDigest.ids { entries.append((IndexDigest.index(of: slot), Array(key))) }
+        }
+        if event.declaresTokenDead, let ref = event.referencedNotificationID,
+            let device = try notificationDevice(ref) ?? event.device
         {
             entries.append((.unregistered, deviceKey(device)))
         }

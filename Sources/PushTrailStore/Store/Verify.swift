@@ -237,7 +237,8 @@ struct Verifier {
                 let got = try store.ids.get(event.identityKey, in: reader.txn)
                 if got.map(Array.init) != Layout.bigEndian(stored.seq) { worst = stored.seq }
             } else {
-                for (index, key) in try Layout.indexEntries(of: event, seq: stored.seq, notificationDevice: notificationDevice)
+                for (index, key) in try Layout.indexEntries(
+                    of: event.filing, seq: stored.seq, notificationDevice: notificationDevice)
                 where index.rawValue == name {
                     let value = Layout.indexValue(index, event.at, stored.seq)
                     let present = try reader.txn.withCursor(store.indexes[index]) { cursor in
@@ -261,7 +262,9 @@ struct Verifier {
                     if name == "ids" {
                         ok = event.identityKey.elementsEqual(key)
                     } else {
-                        ok = try Layout.indexEntries(of: event, seq: seq, notificationDevice: notificationDevice).contains {
+                        ok = try Layout.indexEntries(
+                            of: event.filing, seq: seq, notificationDevice: notificationDevice
+                        ).contains {
                             $0.0.rawValue == name && $0.1.elementsEqual(key) && Layout.indexValue($0.0, event.at, seq).elementsEqual(value)
                         }
                     }
@@ -383,7 +386,7 @@ extension VerifyPart {
     struct Checker {
         var found = Found()
         private let hasher = SHA256.Context()
-        private var decoder = EventDecoder(full: false)
+        private var decoder = EventDecoder()
         private var scanner = IndexFieldScanner()
         private let decompressor = RecordDecompressor()
         /// The compression dictionaries by number, read as records name them, the same
@@ -508,9 +511,9 @@ extension VerifyPart {
                 found.counts[Int(type.rawValue) - 1] += 1
                 return true
             }
-            let event: Event
+            let event: FilingEvent
             do {
-                event = try decoder.decode(raw)
+                event = try decoder.decodeForFiling(raw)
             } catch {
                 failed(seq, "event seq \(seq) no longer decodes: \(InvalidEvent.from(error).reason)")
                 return false
@@ -519,13 +522,10 @@ extension VerifyPart {
                 failed(seq, "event seq \(seq) header disagrees with its JSON")
                 return false
             }
-            for (index, key) in Layout.indexEntries(of: event, seq: seq, notificationDevice: { _ in nil }) where index != .unregistered {
-                found.expected.add(IndexDigest.slot(index), key, Layout.indexValue(index, event.at, seq))
+            IndexFields(event).forEachEntry(seq: seq) { slot, key, value in found.expected.add(slot, key, value) }
+            if event.declaresTokenDead, let ref = event.referencedNotificationID {
+                found.deferred.append((seq, (ref, event.device)))
             }
-            if let d = event.delivery, d.declaresTokenDead {
-                found.deferred.append((seq, (d.notificationID, event.device)))
-            }
-            found.expected.add(IndexDigest.ids, event.identityKey, Layout.bigEndian(seq))
             found.counts[Int(type.rawValue) - 1] += 1
             return true
         }
@@ -569,6 +569,9 @@ struct IndexDigest {
         case .unregistered: 6
         }
     }
+
+    /// The index of a slot other than `ids`.
+    static func index(of slot: Int) -> Layout.Index { Layout.Index.allCases[slot - 1] }
 
     // Inline vectors rather than arrays: an array's every update checks that its
     // buffer is not shared, once per entry in `verify`'s hot loop.
