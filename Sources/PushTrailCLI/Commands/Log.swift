@@ -137,6 +137,8 @@ enum LogCommand: Command {
         if let t = e.taskID { line += " " + ("task " + String(t)).padding(10) } else { line += "           " }
         line += " " + Render.headline(e, style: style)
         if let ref = e.referencedNotificationID { line += style.dim(" → " + String(ref.prefix(8)) + "…") }
+        // A user with several devices gets each push once per device: say which got this one.
+        if let device = e.device { line += style.dim(" · device " + Render.oneLine(context.token(device, arguments))) }
         context.stdout.screenLine(line)
     }
 }
