@@ -81,10 +81,8 @@ public enum PushTrail {
             let hint = name.hasPrefix("-") ? "unknown option \(name)" : "unknown command '\(name)'"
             return report(UsageError(hint), command: nil, context)
         }
-        var spec = command.spec
-        spec.options += GlobalOptions.list.filter { g in !spec.options.contains { $0.name == g.name } }
         do {
-            let arguments = try Arguments.parse(globals + Array(rest.dropFirst()), spec: spec)
+            let arguments = try Arguments.parse(globals + Array(rest.dropFirst()), spec: command.fullSpec)
             if arguments.flag("help") {
                 context.stdout.write(HelpText.render(command.spec, global: GlobalOptions.list))
                 return ExitStatus.success

@@ -43,11 +43,7 @@ enum CompletionCommand: Command {
 
     /// Every command with the global options added, as the parser sees them.
     static var specs: [CommandSpec] {
-        PushTrail.commands.map { command in
-            var spec = command.spec
-            spec.options += GlobalOptions.list.filter { g in !spec.options.contains { $0.name == g.name } }
-            return spec
-        }
+        PushTrail.commands.map { $0.fullSpec }
     }
 
     static func words(_ option: OptionSpec) -> [String] {

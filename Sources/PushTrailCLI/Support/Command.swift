@@ -52,6 +52,19 @@ protocol Command: Sendable {
 }
 
 extension Command {
+    /// The declaration with the global options added, as the parser, help, completions
+    /// and the man page see it.
+    static var fullSpec: CommandSpec {
+        var spec = self.spec
+        spec.options += GlobalOptions.list.filter { g in !spec.options.contains { $0.name == g.name } }
+        return spec
+    }
+
+    /// The typed options for `argv` (after the command name), without running anything.
+    static func options(_ argv: [String], clock: () -> Timestamp) throws -> Options {
+        try parse(Arguments.parse(argv, spec: fullSpec), clock: clock)
+    }
+
     /// Parses, then runs: the one path from a command line to an exit status.
     static func execute(_ arguments: Arguments, _ context: Context) throws -> Int32 {
         let options = try parse(arguments, clock: context.clock)

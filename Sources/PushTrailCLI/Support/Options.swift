@@ -66,7 +66,8 @@ enum LogFilters {
         .option("residence", "R", "events about tasks of this residence id"),
         .option("since", "T", "events at or after T (RFC 3339, date, now, -2h, -7d; @SEQ: after event SEQ)"),
         .option("until", "T", "events at or before T (@SEQ: up to event SEQ)"),
-        .option("grep", "TEXT", "events whose ingested JSON contains TEXT, ignoring case (Unicode simple case folding)"),
+        .option(
+            "grep", "TEXT", "events whose ingested JSON contains TEXT, ignoring case (Unicode simple case folding)"),
     ]
 
     /// The query the filters describe; a bad task id, type or time is a usage error.
