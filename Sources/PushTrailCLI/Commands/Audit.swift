@@ -5,7 +5,7 @@ import PushTrailStore
 enum AuditCommand: Command {
     static let spec = CommandSpec(
         name: "audit",
-        summary: "Check what was sent against what was true (SPEC §6 findings); exit 1 when there are any.",
+        summary: "Check what was sent against what was true (findings: docs/AUDIT.md); exit 1 when there are any.",
         usage: ["audit [FILTERS] [--code CODE]… [--json]"],
         options: LogFilters.options + [
             .option("code", "CODE", "only this finding code (repeatable)", completion: .choices(FindingCode.allCases.map(\.rawValue)),

@@ -11,7 +11,7 @@ import PushTrailStore
 enum IngestCommand: Command {
     static let spec = CommandSpec(
         name: "ingest",
-        summary: "Append NDJSON events (SPEC §1) from files or standard input to the store.",
+        summary: "Append NDJSON events (docs/EVENTS.md) from files or standard input to the store.",
         usage: ["ingest [FILE…] [--rejects PATH [--force]] [--strict] [--json]"],
         options: [
             .option("rejects", "PATH", "also write each rejected line, byte for byte, to PATH (created 0600)", completion: .file),
