@@ -62,12 +62,13 @@ enum ImportCommand: Command {
         let user = options.user
         let at = options.at
         let store = try context.openStore(arguments, create: true)
-        var failed = false
+        // The exit status `Failure` gives the worst file's error; success when every file went in.
+        var status = ExitStatus.success
         /// Says what is wrong with one file, in `Failure`'s words; the others are still imported.
         func fail(_ path: String, _ error: any Error) {
-            guard let (message, _, _) = Failure.describe(error) else { return }
+            guard let (message, _, failure) = Failure.describe(error) else { return }
             context.stderr.line("pushtrail: \(path): \(message)")
-            failed = true
+            status = max(status, failure)
         }
         for path in options.files {
             let contents: [UInt8]
@@ -112,7 +113,7 @@ enum ImportCommand: Command {
                 context.stdout.line("\(path): already stored as seq \(seq) (duplicate, skipped)")
             }
         }
-        return failed ? ExitStatus.dataError : ExitStatus.success
+        return status
     }
 
     static func readFile(_ path: String) throws -> [UInt8] {
