@@ -8,7 +8,7 @@ import PushTrailStore
 #endif
 
 /// The `pushtrail` command line: finds the command, parses its options, runs it and
-/// turns any error into one line on stderr and the exit status of SPEC §5.
+/// turns any error into one line on stderr and its exit status (see `Failure`).
 public enum PushTrail {
     public static let version = "0.1.0"
 
@@ -79,27 +79,29 @@ public enum PushTrail {
         }
         guard let command = command(named: name) else {
             let hint = name.hasPrefix("-") ? "unknown option \(name)" : "unknown command '\(name)'"
-            context.stderr.line("pushtrail: \(hint)")
-            context.stderr.line("Run 'pushtrail --help' for the list of commands.")
-            return ExitStatus.usage
+            return report(UsageError(hint), command: nil, context)
         }
-        var spec = command.spec
-        spec.options += GlobalOptions.list.filter { g in !spec.options.contains { $0.name == g.name } }
         do {
-            let arguments = try Arguments.parse(globals + Array(rest.dropFirst()), spec: spec)
+            let arguments = try Arguments.parse(globals + Array(rest.dropFirst()), spec: command.fullSpec)
             if arguments.flag("help") {
                 context.stdout.write(HelpText.render(command.spec, global: GlobalOptions.list))
                 return ExitStatus.success
             }
-            return try command.run(arguments, context)
+            return try command.execute(arguments, context)
         } catch {
             return report(error, command: name, context)
         }
     }
 
-    /// One line on stderr for any error (see `Failure`), and its exit status.
-    static func report(_ error: any Error, command: String, _ context: Context) -> Int32 {
+    /// One line on stderr for any error (see `Failure`), and its exit status; with no
+    /// command (an unknown one), a usage error points at the list of commands.
+    static func report(_ error: any Error, command: String?, _ context: Context) -> Int32 {
         guard let (message, usage, status) = Failure.describe(error) else { return ExitStatus.success }
+        guard let command else {
+            context.stderr.line("pushtrail: \(message)")
+            if usage { context.stderr.line("Run 'pushtrail --help' for the list of commands.") }
+            return status
+        }
         if usage {
             context.stderr.line("pushtrail \(command): \(message)")
             if error is UsageError { context.stderr.line("Run 'pushtrail \(command) --help' for usage.") }

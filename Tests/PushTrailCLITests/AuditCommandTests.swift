@@ -290,12 +290,12 @@ struct AuditCommandTests {
         try A.audit(store, scope).findings.filter { $0["code"] == .string("sent_after_unregistered") }.compactMap { $0["id"]?.string }
     }
 
-    // SPEC §6: "a notification to a device … strictly later than a 410 delivery … for a
+    // The rule: "a notification to a device … strictly later than a 410 delivery … for a
     // notification to that device". The device a 410 retires is the device of the
     // notification it answers; a delivery's own `device` field only stands in when that
     // notification is unknown. (docs/DESIGN.md now reads it the other way round; this
-    // test keeps to the SPEC's wording.)
-    @Test("sent_after_unregistered uses the device of the notification the 410 answers (SPEC §6), in every scope")
+    // test keeps to the rule's wording.)
+    @Test("sent_after_unregistered uses the device of the notification the 410 answers, in every scope")
     func unregisteredDeviceIsTheNotifications() throws {
         let dir = try TempDir()
         let d1 = A.device

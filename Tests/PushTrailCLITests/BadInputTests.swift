@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// One SPEC §1 rule broken by one line, and the reason stderr must give.
+/// One rule of the input format broken by one line, and the reason stderr must give.
 struct BrokenRule: Sendable, CustomTestStringConvertible {
     let name: String
     let line: [UInt8]
@@ -75,7 +75,7 @@ struct BrokenRule: Sendable, CustomTestStringConvertible {
 
 @Suite("Bad input, end to end through the executable")
 struct BadInputTests {
-    @Test("a line breaking a SPEC §1 rule is rejected with FILE:2 and its reason; the good lines around it are stored", arguments: BrokenRule.all)
+    @Test("a line breaking a rule of the input format is rejected with FILE:2 and its reason; the good lines around it are stored", arguments: BrokenRule.all)
     func rejectsTheLineAndKeepsTheRest(_ rule: BrokenRule) throws {
         let dir = try TempDir()
         let first = Line.delivery("good-before")

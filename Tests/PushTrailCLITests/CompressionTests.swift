@@ -109,7 +109,7 @@ struct CompressionTests {
         #expect(try again.json()["duplicates"]?.int == 1500)
         #expect(try again.json()["appended"]?.int == 0)
 
-        // The same id with other content: a conflict (exit 65, SPEC §5).
+        // The same id with other content: a conflict (exit 65, a data error).
         let changed = lines[1200].replacingOccurrences(of: "\"user\":\"u", with: "\"user\":\"x")
         #expect(changed != lines[1200])
         let conflict = CLI.run(store: store, ["ingest", "--json", try dir.write("c.ndjson", lines: [changed])])

@@ -8,8 +8,8 @@ import Testing
 #endif
 
 /// Several writers and readers on one store at once, writers killed while holding the
-/// write lock, readers killed mid-read, and a map that must grow under all of them
-/// (SPEC §7). Real processes, real LMDB locks.
+/// write lock, readers killed mid-read, and a map that must grow under all of them.
+/// Real processes, real LMDB locks.
 @Suite("Concurrency: many writers, readers, and killed processes on one store")
 struct ConcurrencyTests {
     /// Reader table entries (pids) as `mdb_stat -r` lists them.

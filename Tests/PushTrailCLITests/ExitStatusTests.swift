@@ -106,7 +106,7 @@ struct ExitStatusTests {
         #expect(r.stderr.contains("--rejects"))
     }
 
-    @Test("the real process exits 0, 1, 2, 65 and 74 as SPEC §5 says")
+    @Test("the real process exits 0, 1, 2, 65 and 74, the exit statuses")
     func realProcessStatuses() throws {
         let dir = try TempDir()
         let good = try dir.write("good.ndjson", lines: [Line.delivery("d-1")])
@@ -126,7 +126,7 @@ struct ExitStatusTests {
     }
 }
 
-@Suite("Store permissions (SPEC §8)")
+@Suite("Store permissions")
 struct PermissionTests {
     @Test("ingest into a new store creates the directory 0700 and its files 0600, even under umask 000")
     func newStoreModes() throws {

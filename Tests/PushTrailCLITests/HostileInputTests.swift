@@ -189,7 +189,7 @@ struct HostileInputTests {
         "every hostile line of a corpus file gets FILE:LINE and its reason; the good lines around them are stored",
         arguments: HostileFixtures.classes, LineEnding.allCases)
     func corpusFile(_ name: String, _ ending: LineEnding) throws {
-        // docs/DESIGN.md, "Readings of the SPEC": a CRLF line is read as an LF line, so
+        // As docs/DESIGN.md reads the input rules: a CRLF line is read as an LF line, so
         // with CRLF endings the same lines are rejected and the good ones stored without
         // their \r; --rejects keeps each rejected line's original bytes, \r included.
         let cases = try HostileFixtures.cases(name)

@@ -90,7 +90,7 @@ struct ImportTests {
         #expect(try UTC.microseconds(at2) == UTC.microseconds("2026-11-21T08:00:00Z"))
     }
 
-    @Test("import --at takes relative times and dates (SPEC §2), also a value starting with '-'")
+    @Test("import --at takes relative times and dates, also a value starting with '-'")
     func atExpressions() throws {
         let dir = try TempDir()
         let file = try #require(try Samples.apnsFiles().first)

@@ -294,7 +294,7 @@ struct ReplayCommandTests {
 
     // MARK: task
 
-    @Test("task --json gives the SPEC fields on a hand-checked stream")
+    @Test("task --json gives every documented field on a hand-checked stream")
     func taskJSON() throws {
         let dir = try TempDir()
         let store = try R.ingest(dir, R.Gutters.lines)
@@ -340,7 +340,7 @@ struct ReplayCommandTests {
         }
     }
 
-    @Test("task --at takes every time form of SPEC §2 and gives the hand-computed state",
+    @Test("task --at takes every time form and gives the hand-computed state",
           arguments: ReplayFixtures.horizons)
     func taskAt(_ expected: ReplayFixtures.Expected) throws {
         let dir = try TempDir()
@@ -620,7 +620,7 @@ struct ReplayCommandTests {
 
     // MARK: log
 
-    @Test("log filters select what SPEC §5 says, in timeline order",
+    @Test("log filters select what each filter says, in timeline order",
           arguments: [
             (["--user", "u_ann"], [1, 2, 4, 7]),
             (["--user", "u_bo"], [3, 5, 6]),

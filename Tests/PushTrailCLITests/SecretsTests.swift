@@ -222,10 +222,10 @@ struct SecretsTests {
         #expect(c.leaked(in: masked.stdout) == [])
     }
 
-    @Test("machine output (--json, --raw) keeps events exactly as ingested, device included: it is not human output (SPEC §8)")
+    @Test("machine output (--json, --raw) keeps events exactly as ingested, device included: it is not human output")
     func machineOutput() throws {
-        // SPEC §8 masks tokens in *human* output. `log --raw` must give back what was
-        // ingested (SPEC §1, re-ingestible), and `show --json` / `log --json` embed the
+        // Tokens are masked in *human* output only. `log --raw` must give back what was
+        // ingested (re-ingestible), and `show --json` / `log --json` embed the
         // event as ingested, so a token stays in them. Derived JSON (`thread`, `task`,
         // `audit --json`) has no device field; audit's finding messages stay masked.
         let c = try TokenCorpus()

@@ -365,7 +365,7 @@ struct TamperTests {
         let before = try CLI.head(store)
         let beforeText = CLI.run(store: store, ["head"]).stdout
 
-        // The attacker's edit: a field the SPEC keeps verbatim, added before the
+        // The attacker's edit: a field stored verbatim, added before the
         // closing brace. No header field and no index depends on it, so only the
         // chain can tell.
         var value = try #require(try Tampering.value(store, seq: seq))

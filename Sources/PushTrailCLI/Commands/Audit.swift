@@ -5,12 +5,12 @@ import PushTrailStore
 enum AuditCommand: Command {
     static let spec = CommandSpec(
         name: "audit",
-        summary: "Check what was sent against what was true (SPEC §6 findings); exit 1 when there are any.",
+        summary: "Check what was sent against what was true (findings: docs/AUDIT.md); exit 1 when there are any.",
         usage: ["audit [FILTERS] [--code CODE]… [--json]"],
-        options: LogCommand.filterOptions + [
+        options: LogFilters.options + [
             .option("code", "CODE", "only this finding code (repeatable)", completion: .choices(FindingCode.allCases.map(\.rawValue)),
                     repeatable: true),
-            .flag("json", "print {\"findings\": […], \"counts\": {…}}"),
+            OutputFormat.jsonFlag("print {\"findings\": […], \"counts\": {…}}"),
         ],
         discussion: """
             Codes: \(FindingCode.allCases.map(\.rawValue).joined(separator: ", ")).
@@ -18,18 +18,36 @@ enum AuditCommand: Command {
             each finding is always rebuilt from the task's whole history.
             """)
 
-    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
-        let q = try LogCommand.query(arguments, context)
+    /// What `audit` was asked for, checked before the store is opened.
+    struct Options: Sendable {
+        /// The events whose findings are reported.
+        var query: LogQuery
+        /// Only these codes; empty for every code.
+        var codes: Set<FindingCode>
+        var json: Bool
+    }
+
+    /// The filters, then the codes; an unknown code is a usage error listing the known ones.
+    static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
+        let query = try LogFilters.parse(arguments, clock: clock)
         var codes = Set<FindingCode>()
         for c in arguments.all("code") {
             guard let code = FindingCode(rawValue: c) else {
-                throw UsageError("unknown --code \(c); codes are \(FindingCode.allCases.map(\.rawValue).joined(separator: ", "))", command: "audit")
+                let known = FindingCode.allCases.map(\.rawValue).joined(separator: ", ")
+                throw UsageError("unknown --code \(c); codes are \(known)", command: "audit")
             }
             codes.insert(code)
         }
+        return Options(query: query, codes: codes, json: try OutputFormat.parse(arguments) == .json)
+    }
+
+    /// Reports the findings of the selected events; exit 1 when there are any.
+    static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
+        let q = options.query
+        let codes = options.codes
         let store = try context.openStore(arguments, create: false)
         if !q.hasIndexedFilter { store.prefetch() }  // a walk over every event
-        let progress = ProgressLine(context.stderr, enabled: !arguments.flag("json"))
+        let progress = ProgressLine(context.stderr, enabled: !options.json)
         let tokens = context.tokens(arguments)
         let (findings, head) = try store.read { reader in
             (try reader.audit(q, codes: codes) { n in progress.update("audit: \(grouped(n)) events") },
@@ -39,7 +57,7 @@ enum AuditCommand: Command {
         var counts: [FindingCode: Int] = [:]
         for f in findings { counts[f.code, default: 0] += 1 }
         let present = FindingCode.allCases.filter { counts[$0] != nil }
-        if arguments.flag("json") {
+        if options.json {
             context.stdout.line(
                 JSONValue.object([
                     ("findings", .array(findings.map { Render.json($0, tokens: tokens) })),

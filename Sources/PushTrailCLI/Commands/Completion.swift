@@ -16,24 +16,34 @@ enum CompletionCommand: Command {
             Or install it for good:     Scripts/install.sh (bash, zsh and fish, with the man page)
             """)
 
-    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
-        guard arguments.operands.count == 1 else { throw UsageError("name one shell: bash, zsh or fish", command: "completion") }
-        switch arguments.operands[0] {
-        case "bash": context.stdout.write(bash())
-        case "zsh": context.stdout.write(zsh())
-        case "fish": context.stdout.write(fish())
-        default: throw UsageError("no completion for \(arguments.operands[0]): choose bash, zsh or fish", command: "completion")
+    /// The shells a script can be generated for.
+    enum Shell: String, Sendable { case bash, zsh, fish }
+
+    /// Exactly one shell this command knows.
+    static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Shell {
+        guard arguments.operands.count == 1 else {
+            throw UsageError("name one shell: bash, zsh or fish", command: "completion")
+        }
+        guard let shell = Shell(rawValue: arguments.operands[0]) else {
+            throw UsageError(
+                "no completion for \(arguments.operands[0]): choose bash, zsh or fish", command: "completion")
+        }
+        return shell
+    }
+
+    /// Prints the script for `shell`.
+    static func run(_ shell: Shell, _ arguments: Arguments, _ context: Context) throws -> Int32 {
+        switch shell {
+        case .bash: context.stdout.write(bash())
+        case .zsh: context.stdout.write(zsh())
+        case .fish: context.stdout.write(fish())
         }
         return ExitStatus.success
     }
 
     /// Every command with the global options added, as the parser sees them.
     static var specs: [CommandSpec] {
-        PushTrail.commands.map { command in
-            var spec = command.spec
-            spec.options += GlobalOptions.list.filter { g in !spec.options.contains { $0.name == g.name } }
-            return spec
-        }
+        PushTrail.commands.map { $0.fullSpec }
     }
 
     static func words(_ option: OptionSpec) -> [String] {
@@ -222,7 +232,14 @@ enum ManpageCommand: Command {
         options: [],
         discussion: "Install it with Scripts/install.sh, or view it now: pushtrail manpage | man -l -")
 
-    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+    /// Nothing to choose: any option or operand was already refused by the parser.
+    struct Options: Sendable {}
+
+    /// Takes nothing, so nothing can be wrong.
+    static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options { Options() }
+
+    /// Prints the page.
+    static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
         context.stdout.write(page())
         return ExitStatus.success
     }

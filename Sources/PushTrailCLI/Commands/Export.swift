@@ -20,7 +20,7 @@ enum ExportCommand: Command {
         options: [
             .option("thread", "ID", "the latest notification of this thread (at or before --at)"),
             .option("task", "N", "the latest notification for this task (at or before --at)"),
-            .option("at", "T", "as of T: RFC 3339, a date, now, -2h, -7d, or @SEQ"),
+            AsOfOption.spec,
             .option("output", short: "o", "PATH", "where to write (- for standard output; default <thread-or-task>-<seq>.apns)", completion: .file),
             .option("bundle", "ID", "the app bundle id (default: the event's topic, else $PUSHTRAIL_BUNDLE)"),
             .flag("all", "every notification of the thread or task, as numbered files in --dir"),
@@ -35,7 +35,28 @@ enum ExportCommand: Command {
             registers: such files are still written, with a warning.
             """)
 
-    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+    /// What to export: one event by id, or the latest (or every) notification of a thread or task.
+    enum Selection: Equatable, Sendable {
+        case event(String)
+        case thread(String)
+        case task(Int64)
+    }
+
+    /// What `export` was asked for, checked before the store is opened.
+    struct Options: Sendable {
+        var selection: Selection
+        var at: Horizon?
+        /// `-o`: a path, or `-` for standard output; nil for the default name.
+        var output: String?
+        var bundle: String?
+        /// `--all --dir DIR`: every notification, as numbered files in `dir`.
+        var all: Bool
+        var dir: String?
+        var force: Bool
+    }
+
+    /// Exactly one selection; `--all` only with `--dir`, without `-o`, for a thread or task; then `--at`.
+    static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
         let selectors = [arguments.operands.isEmpty ? nil : "EVENT_ID", arguments.value("thread").map { _ in "--thread" },
                          arguments.value("task").map { _ in "--task" }].compactMap { $0 }
         guard selectors.count == 1 else {
@@ -47,16 +68,28 @@ enum ExportCommand: Command {
         if all && arguments.value("dir") == nil { throw UsageError("--all needs --dir DIR", command: "export") }
         if all && arguments.value("output") != nil { throw UsageError("--all writes to --dir, not -o", command: "export") }
         if all && !arguments.operands.isEmpty { throw UsageError("--all goes with --thread or --task", command: "export") }
-        let taskID = try arguments.value("task").map { text -> Int64 in
-            guard let n = Int64(text) else { throw UsageError("--task takes an integer task id, not \(text)", command: "export") }
-            return n
+        let selection: Selection
+        if let taskID = try TaskIDOption.parse(arguments) {
+            selection = .task(taskID)
+        } else if let thread = arguments.value("thread") {
+            selection = .thread(thread)
+        } else {
+            selection = .event(arguments.operands[0])
         }
-        let horizon = try context.horizon(arguments, "at")
+        return Options(
+            selection: selection, at: try AsOfOption.parse(arguments, clock: clock), output: arguments.value("output"),
+            bundle: arguments.value("bundle"), all: all, dir: arguments.value("dir"), force: arguments.flag("force"))
+    }
+
+    /// Writes the chosen notification(s) as `.apns` files (or to standard output).
+    static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
+        let all = options.all
+        let horizon = options.at
         let store = try context.openStore(arguments, create: false)
 
         // Find the notification(s).
         let (chosen, stem): ([LoadedEvent], String) = try store.read { reader in
-            if let id = arguments.operands.first {
+            if case .event(let id) = options.selection {
                 guard let seq = try reader.seq(forID: id), let stored = try reader.event(seq: seq) else {
                     throw CommandError.notFound("no event \(id) in \(store.path)")
                 }
@@ -69,45 +102,50 @@ enum ExportCommand: Command {
             }
             let events: [LoadedEvent]
             let stem: String
-            if let thread = arguments.value("thread") {
+            let what: String
+            switch options.selection {
+            case .thread(let thread):
                 events = try reader.threadEvents(thread, horizon: horizon)
-                stem = thread
-            } else {
-                events = try reader.taskEvents(taskID!, horizon: horizon)
-                stem = "task-\(taskID!)"
+                (stem, what) = (thread, "thread \(thread)")
+            case .task(let taskID):
+                events = try reader.taskEvents(taskID, horizon: horizon)
+                (stem, what) = ("task-\(taskID)", "task \(taskID)")
+            case .event:
+                preconditionFailure("an event id was handled above")
             }
             let notifications = events.filter { $0.event.type == .notification }
             guard let last = notifications.last else {
-                let what = arguments.value("thread").map { "thread \($0)" } ?? "task \(taskID!)"
                 throw CommandError.notFound("no notification for \(what)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
             }
             return (all ? notifications : [last], stem)
         }
 
-        let bundle = try resolveBundle(arguments, context, chosen)
+        let bundle = try resolveBundle(options.bundle, context, chosen)
         if all {
-            let dir = arguments.value("dir")!
+            let dir = options.dir!
             try makeDirectory(dir)
             let width = max(2, String(chosen.count).count)
             for (i, loaded) in chosen.enumerated() {
                 let number = String(i + 1)
                 let prefix = String(repeating: "0", count: width - number.count) + number + "-"
                 let name = SafeFileName.apns(stem: stem, seq: loaded.seq, prefix: prefix)
-                try write(loaded, bundle: bundle, to: dir + "/" + name, context, arguments)
+                try write(loaded, bundle: bundle, to: dir + "/" + name, force: options.force, context)
             }
             context.stderr.line("pushtrail: wrote \(chosen.count) file\(chosen.count == 1 ? "" : "s") to \(dir)")
             return ExitStatus.success
         }
         let loaded = chosen[0]
-        let output = arguments.value("output") ?? SafeFileName.apns(stem: stem, seq: loaded.seq)
-        try write(loaded, bundle: bundle, to: output, context, arguments)
+        let output = options.output ?? SafeFileName.apns(stem: stem, seq: loaded.seq)
+        try write(loaded, bundle: bundle, to: output, force: options.force, context)
         if output != "-" { context.stderr.line("pushtrail: wrote \(output) (notification \(loaded.event.id), seq \(loaded.seq))") }
         return ExitStatus.success
     }
 
     /// `--bundle`, else the event's topic, else `$PUSHTRAIL_BUNDLE`, else a usage error.
-    static func resolveBundle(_ arguments: Arguments, _ context: Context, _ events: [LoadedEvent]) throws -> (LoadedEvent) -> String? {
-        if let b = arguments.value("bundle"), !b.isEmpty { return { _ in b } }
+    static func resolveBundle(
+        _ given: String?, _ context: Context, _ events: [LoadedEvent]
+    ) throws -> (LoadedEvent) -> String? {
+        if let b = given, !b.isEmpty { return { _ in b } }
         let fallback = context.variable("PUSHTRAIL_BUNDLE").flatMap { $0.isEmpty ? nil : $0 }
         let resolve: (LoadedEvent) -> String? = { $0.event.notification?.topic ?? fallback }
         if let missing = events.first(where: { resolve($0) == nil }) {
@@ -118,13 +156,16 @@ enum ExportCommand: Command {
         return resolve
     }
 
-    static func write(_ loaded: LoadedEvent, bundle: (LoadedEvent) -> String?, to path: String, _ context: Context, _ arguments: Arguments) throws {
+    /// Writes one notification's `.apns` bytes to `path` (`-`: standard output), replacing a file only when `force`.
+    static func write(
+        _ loaded: LoadedEvent, bundle: (LoadedEvent) -> String?, to path: String, force: Bool, _ context: Context
+    ) throws {
         let bytes = try payload(loaded, bundle: bundle(loaded)!, shownAs: path == "-" ? "standard output" : path, context)
         if path == "-" {
             context.stdout.write(bytes: bytes)
             return
         }
-        let file = try OutputFile.create(path, overwrite: arguments.flag("force"))
+        let file = try OutputFile.create(path, overwrite: force)
         defer { file.close() }
         try file.write(bytes)
     }

@@ -7,17 +7,28 @@ enum HeadCommand: Command {
         name: "head",
         summary: "Print the chain head (seq and SHA-256), a value to note down and compare later.",
         usage: ["head [--json]"],
-        options: [.flag("json", "print {\"seq\", \"hash\"}")],
+        options: [OutputFormat.jsonFlag("print {\"seq\", \"hash\"}")],
         discussion: """
             Every event's hash covers the one before it, so any change to a stored event,
             or any removal or reordering, changes every later hash and the head. Compare a
             head you noted with 'pushtrail verify', which recomputes the chain.
             """)
 
-    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+    /// What `head` was asked for: only the output format.
+    struct Options: Sendable {
+        var json: Bool
+    }
+
+    /// `--json` or not; there is nothing else to get wrong.
+    static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
+        Options(json: try OutputFormat.parse(arguments) == .json)
+    }
+
+    /// Prints the chain head.
+    static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
         let store = try context.openStore(arguments, create: false)
         let head = try store.read { try $0.head() }
-        if arguments.flag("json") {
+        if options.json {
             context.stdout.line(JSONValue.object([("seq", .uint(head.seq)), ("hash", .string(head.hex))]).serialized())
         } else {
             context.stdout.line("seq \(head.seq) \(head.hex)")

@@ -18,7 +18,7 @@ enum ImportCommand: Command {
             .option("at", "T", "when it was sent (default: the file's modification time)"),
             .option("id", "UUID", "the apns-id (one file only; default: derived from content, user and time)"),
             .option("topic", "BUNDLE", "the app bundle id (default: the file's \"Simulator Target Bundle\")"),
-            .flag("json", "print one {\"file\", \"id\", \"seq\", \"outcome\"} line per file"),
+            OutputFormat.jsonFlag("print one {\"file\", \"id\", \"seq\", \"outcome\"} line per file"),
         ],
         operands: "FILE.apns…",
         operandCompletion: .file,
@@ -28,7 +28,20 @@ enum ImportCommand: Command {
             and time) is a duplicate, not a second event.
             """)
 
-    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+    /// What `import` was asked for, checked before the store is opened.
+    struct Options: Sendable {
+        var files: [String]
+        /// The recipient.
+        var user: String
+        /// When it was sent; nil for each file's modification time.
+        var at: Timestamp?
+        var id: String?
+        var topic: String?
+        var json: Bool
+    }
+
+    /// Files, a user, `--id` only with one file, then `--at` (a time, not @SEQ).
+    static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
         guard !arguments.operands.isEmpty else { throw UsageError("name at least one .apns file", command: "import") }
         guard let user = arguments.value("user"), !user.isEmpty else {
             throw UsageError("--user is required: whose notification was it?", command: "import")
@@ -37,18 +50,33 @@ enum ImportCommand: Command {
             throw UsageError("--id names one event: import one file at a time with it", command: "import")
         }
         let at = try arguments.value("at").map { text in
-            do { return try TimeExpression.parseTime(text, now: context.clock()) } catch { throw UsageError("--at: \(error)") }
+            do { return try TimeExpression.parseTime(text, now: clock()) } catch { throw UsageError("--at: \(error)") }
         }
+        return Options(
+            files: arguments.operands, user: user, at: at, id: arguments.value("id"), topic: arguments.value("topic"),
+            json: try OutputFormat.parse(arguments) == .json)
+    }
+
+    /// Records each file as a notification; a bad file is reported and the others still imported (exit 65).
+    static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
+        let user = options.user
+        let at = options.at
         let store = try context.openStore(arguments, create: true)
-        var failed = false
-        for path in arguments.operands {
+        // The exit status `Failure` gives the worst file's error; success when every file went in.
+        var status = ExitStatus.success
+        /// Says what is wrong with one file, in `Failure`'s words; the others are still imported.
+        func fail(_ path: String, _ error: any Error) {
+            guard let (message, _, failure) = Failure.describe(error) else { return }
+            context.stderr.line("pushtrail: \(path): \(message)")
+            status = max(status, failure)
+        }
+        for path in options.files {
             let contents: [UInt8]
             do {
                 contents = try readFile(path)
             } catch let error as CommandError where error.status == ExitStatus.dataError {
                 // One bad file does not stop the others.
-                context.stderr.line("pushtrail: \(path): \(error.message)")
-                failed = true
+                fail(path, error)
                 continue
             }
             let when = try at ?? modificationTime(path)
@@ -56,12 +84,11 @@ enum ImportCommand: Command {
             let event: Event
             do {
                 line = try APNSFile.eventLine(
-                    file: contents, user: user, at: when, id: arguments.value("id"), topic: arguments.value("topic"))
+                    file: contents, user: user, at: when, id: options.id, topic: options.topic)
                 var decoder = EventDecoder()
                 event = try decoder.decode(line)
             } catch {
-                context.stderr.line("pushtrail: \(path): \(InvalidEvent.from(error).reason)")
-                failed = true
+                fail(path, CommandError.data(InvalidEvent.from(error).reason))
                 continue
             }
             let outcome = try store.append([PendingEvent(event: event, raw: line, source: path)], recordedAt: context.clock)[0]
@@ -73,10 +100,10 @@ enum ImportCommand: Command {
                 }
             }()
             if case .conflict = outcome {
-                context.stderr.line("pushtrail: \(path): id \(event.id) is already stored as seq \(seq) with different content; pass another --id")
-                failed = true
+                fail(path, CommandError.data(
+                    "id \(event.id) is already stored as seq \(seq) with different content; pass another --id"))
             }
-            if arguments.flag("json") {
+            if options.json {
                 context.stdout.line(
                     JSONValue.object([("file", .string(path)), ("id", .string(event.id)), ("seq", .uint(seq)), ("outcome", .string(word))])
                         .serialized())
@@ -86,7 +113,7 @@ enum ImportCommand: Command {
                 context.stdout.line("\(path): already stored as seq \(seq) (duplicate, skipped)")
             }
         }
-        return failed ? ExitStatus.dataError : ExitStatus.success
+        return status
     }
 
     static func readFile(_ path: String) throws -> [UInt8] {

@@ -11,13 +11,13 @@ import PushTrailStore
 enum IngestCommand: Command {
     static let spec = CommandSpec(
         name: "ingest",
-        summary: "Append NDJSON events (SPEC §1) from files or standard input to the store.",
+        summary: "Append NDJSON events (docs/EVENTS.md) from files or standard input to the store.",
         usage: ["ingest [FILE…] [--rejects PATH [--force]] [--strict] [--json]"],
         options: [
             .option("rejects", "PATH", "also write each rejected line, byte for byte, to PATH (created 0600)", completion: .file),
             .flag("force", "let --rejects overwrite an existing file"),
             .flag("strict", "all or nothing: at the first bad line, store nothing of this run"),
-            .flag("json", "print the summary as JSON"),
+            OutputFormat.jsonFlag("print the summary as JSON"),
             .flag("quiet", short: "q", "no progress line"),
         ],
         operands: "FILE…",
@@ -32,14 +32,41 @@ enum IngestCommand: Command {
             records are compressed with a dictionary trained on them (see stats).
             """)
 
-    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+    /// What `ingest` was asked for, checked before any file is read or written.
+    struct Options: Sendable {
+        /// Where the events come from, in order (standard input at most once).
+        var sources: [InputSource]
+        /// No FILE was named: standard input by default, which must not be a terminal.
+        var defaultInput: Bool
+        /// Where to copy rejected lines (`--rejects`), and whether it may be overwritten.
+        var rejects: String?
+        var force: Bool
+        var strict: Bool
+        var json: Bool
+        var quiet: Bool
+    }
+
+    /// The sources (none is standard input); `-` may be named once.
+    static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
         let sources: [InputSource] = arguments.operands.isEmpty
             ? [.standardInput]
             : arguments.operands.map { $0 == "-" ? .standardInput : .file($0) }
         if sources.filter({ $0.path == nil }).count > 1 {
             throw UsageError("standard input (-) can be read only once", command: "ingest")
         }
-        if arguments.operands.isEmpty && context.stdinIsTerminal {
+        return Options(
+            sources: sources, defaultInput: arguments.operands.isEmpty, rejects: arguments.value("rejects"),
+            force: arguments.flag("force"),
+            strict: arguments.flag("strict"), json: try OutputFormat.parse(arguments) == .json,
+            quiet: arguments.flag("quiet"))
+    }
+
+    /// Appends the events, reports rejected lines, and prints a summary; exit 65 when any line was refused.
+    static func run(_ parsed: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
+        let sources = parsed.sources
+        // Whether standard input is a terminal is the context's to say, not the command line's:
+        // checked here, still before any effect.
+        if parsed.defaultInput && context.stdinIsTerminal {
             throw UsageError("no input: name NDJSON files, or pipe events to standard input", command: "ingest")
         }
         for source in sources {
@@ -47,19 +74,19 @@ enum IngestCommand: Command {
                 throw CommandError.io("cannot read \(path): \(String(cString: strerror(errno)))")
             }
         }
-        let rejects = try arguments.value("rejects").map { try OutputFile.create($0, overwrite: arguments.flag("force")) }
+        let rejects = try parsed.rejects.map { try OutputFile.create($0, overwrite: parsed.force) }
         defer { rejects?.close() }
 
         let store = try context.openStore(arguments, create: true)
         var options = IngestOptions()
-        options.strict = arguments.flag("strict")
+        options.strict = parsed.strict
         if let n = context.environment["PUSHTRAIL_BATCH_EVENTS"].flatMap(Int.init), n > 0 {
             options.batchEvents = n
             options.batchBytes = max(options.batchBytes, n * 1024)
             options.scaleWithStore = false
         }
         let ingest = Ingest(store: store, sources: sources, options: options, clock: context.clock)
-        let progress = ProgressLine(context.stderr, enabled: !arguments.flag("quiet") && !arguments.flag("json"))
+        let progress = ProgressLine(context.stderr, enabled: !parsed.quiet && !parsed.json)
         let started = WallClock.now()
         var rejectError: (any Error)?
         ingest.onReject = { rejection in
@@ -82,7 +109,7 @@ enum IngestCommand: Command {
         progress.clear()
         if let rejectError { throw CommandError.io("cannot write --rejects file: \(rejectError)") }
 
-        if arguments.flag("json") {
+        if parsed.json {
             context.stdout.line(
                 JSONValue.object([
                     ("read", .int(Int64(summary.read))), ("appended", .int(Int64(summary.appended))),

@@ -12,30 +12,16 @@ nonisolated(unsafe) private var interrupted: sig_atomic_t = 0
 
 /// `pushtrail log`: list events, filtered, in timeline order.
 enum LogCommand: Command {
-    static let filterOptions: [OptionSpec] = [
-        .option("user", "U", "events of this user"),
-        .option("task", "N", "events about this task (deliveries through their notification)"),
-        .option("thread", "ID", "events of this thread (SPEC §4)"),
-        .option("type", "TYPE", "notification, action or delivery", completion: .choices(EventType.allCases.map(\.description))),
-        .option("category", "C", "notifications with this aps.category",
-                completion: .choices(Category.allCases.map(\.rawValue))),
-        .option("notification-type", "T", "notifications with this notification_type"),
-        .option("residence", "R", "events about tasks of this residence id"),
-        .option("since", "T", "events at or after T (RFC 3339, date, now, -2h, -7d; @SEQ: after event SEQ)"),
-        .option("until", "T", "events at or before T (@SEQ: up to event SEQ)"),
-        .option("grep", "TEXT", "events whose JSON contains TEXT (ASCII case-insensitive)"),
-    ]
-
     static let spec = CommandSpec(
         name: "log",
         summary: "List events in timeline order (at, seq), filtered; follow new ones with -f.",
         usage: ["log [FILTERS] [-n N] [-r] [-f] [--json | --raw]"],
-        options: filterOptions + [
+        options: LogFilters.options + [
             .option("lines", short: "n", "N", "only the last N matching events"),
             .flag("reverse", short: "r", "newest first"),
             .flag("follow", short: "f", "keep printing events as they are appended, until interrupted"),
-            .flag("json", "one {\"seq\", \"recorded_at\", \"event\"} object per line"),
-            .flag("raw", "the events exactly as ingested (NDJSON, re-ingestible)"),
+            OutputFormat.jsonFlag("one {\"seq\", \"recorded_at\", \"event\"} object per line"),
+            OutputFormat.rawFlag("the events exactly as ingested (NDJSON, re-ingestible)"),
         ],
         discussion: """
             Filters combine (all must hold). No match is an empty answer with exit status 0.
@@ -43,39 +29,38 @@ enum LogCommand: Command {
             they commit; stop with Ctrl-C.
             """)
 
-    static func query(_ arguments: Arguments, _ context: Context) throws -> LogQuery {
-        var q = LogQuery()
-        q.user = arguments.value("user")
-        if let t = arguments.value("task") {
-            guard let n = Int64(t) else { throw UsageError("--task takes an integer task id, not \(t)") }
-            q.taskID = n
-        }
-        q.threadID = arguments.value("thread")
-        if let t = arguments.value("type") {
-            guard let type = EventType(name: t) else { throw UsageError("--type is notification, action or delivery, not \(t)") }
-            q.type = type
-        }
-        q.category = arguments.value("category")
-        q.notificationType = arguments.value("notification-type")
-        q.residence = arguments.value("residence")
-        q.since = try context.horizon(arguments, "since")
-        q.until = try context.horizon(arguments, "until")
-        q.grep = arguments.value("grep")
-        return q
+    /// What `log` was asked for, checked before the store is opened.
+    struct Options: Sendable {
+        var query: LogQuery
+        /// Only the last N matching events (`-n`).
+        var limit: Int?
+        var reverse: Bool
+        var follow: Bool
+        var format: OutputFormat
     }
 
-    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
-        let q = try query(arguments, context)
-        if arguments.flag("json") && arguments.flag("raw") { throw UsageError("choose --json or --raw", command: "log") }
+    /// The filters, then the output flags, then `-n`: the order the errors were always reported in.
+    static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
+        let query = try LogFilters.parse(arguments, clock: clock)
+        let format = try OutputFormat.parse(arguments)
         var limit: Int?
         if let n = arguments.value("lines") {
             guard let v = Int(n), v >= 0 else { throw UsageError("-n takes a count, not \(n)", command: "log") }
             limit = v
         }
-        let reverse = arguments.flag("reverse")
+        return Options(
+            query: query, limit: limit, reverse: arguments.flag("reverse"), follow: arguments.flag("follow"),
+            format: format)
+    }
+
+    /// Prints the matching events, then, with `-f`, those appended later until interrupted.
+    static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
+        let q = options.query
+        let limit = options.limit
+        let reverse = options.reverse
         let store = try context.openStore(arguments, create: false)
         let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
-        let print = { (loaded: LoadedEvent) in emit(loaded, arguments, context, style) }
+        let print = { (loaded: LoadedEvent) in emit(loaded, options.format, arguments, context, style) }
 
         var lastSeq: UInt64 = 0
         try store.read { reader in
@@ -92,7 +77,7 @@ enum LogCommand: Command {
             }
         }
         try context.stdout.flush()
-        guard arguments.flag("follow") else { return ExitStatus.success }
+        guard options.follow else { return ExitStatus.success }
 
         interrupted = 0
         signal(SIGINT) { _ in interrupted = 1 }
@@ -118,13 +103,16 @@ enum LogCommand: Command {
         return ExitStatus.success
     }
 
-    static func emit(_ loaded: LoadedEvent, _ arguments: Arguments, _ context: Context, _ style: Style) {
-        if arguments.flag("raw") {
+    /// Prints one event in `format`; a human line names the device, masked unless `--show-tokens`.
+    static func emit(
+        _ loaded: LoadedEvent, _ format: OutputFormat, _ arguments: Arguments, _ context: Context, _ style: Style
+    ) {
+        if format == .raw {
             context.stdout.write(bytes: loaded.stored.raw)
             context.stdout.write("\n")
             return
         }
-        if arguments.flag("json") {
+        if format == .json {
             context.stdout.line(
                 JSONValue.object([
                     ("seq", .uint(loaded.seq)), ("recorded_at", .string(loaded.stored.recordedAt.description)),
@@ -137,6 +125,8 @@ enum LogCommand: Command {
         if let t = e.taskID { line += " " + ("task " + String(t)).padding(10) } else { line += "           " }
         line += " " + Render.headline(e, style: style)
         if let ref = e.referencedNotificationID { line += style.dim(" → " + String(ref.prefix(8)) + "…") }
+        // A user with several devices gets each push once per device: say which got this one.
+        if let device = e.device { line += style.dim(" · device " + Render.oneLine(context.token(device, arguments))) }
         context.stdout.screenLine(line)
     }
 }

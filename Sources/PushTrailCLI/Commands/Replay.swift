@@ -17,7 +17,7 @@ enum ReplayCommand: Command {
         usage: ["replay --thread ID [--at T] [--device UDID] [--bundle ID] [--speed N | --step] [--max-gap SECONDS] [--dry-run]"],
         options: [
             .option("thread", "ID", "the thread to replay"),
-            .option("at", "T", "as of T: RFC 3339, a date, now, -2h, -7d, or @SEQ"),
+            AsOfOption.spec,
             .option("device", "UDID", "the simulator to push to (default: booted)"),
             .option("bundle", "ID", "the app bundle id (default: each event's topic, else $PUSHTRAIL_BUNDLE)"),
             .option("speed", "N", "play N times faster than it happened (default 1)"),
@@ -32,27 +32,51 @@ enum ReplayCommand: Command {
             Real runs need Xcode (macOS); --dry-run prints a script to run there later.
             """)
 
-    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+    /// What `replay` was asked for, checked before the store is opened.
+    struct Options: Sendable {
+        var threadID: String
+        var at: Horizon?
+        /// A simulator UDID, or `booted`.
+        var device: String
+        var bundle: String?
+        /// How many times faster than it happened (above 0).
+        var speed: Double
+        /// The longest wait between two pushes, in seconds; 0 for no limit.
+        var maxGap: Double
+        var step: Bool
+        var dryRun: Bool
+    }
+
+    /// A thread, timing or `--step` (not both), numbers in range, a device; then `--at`.
+    static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
         guard let threadID = arguments.value("thread"), !threadID.isEmpty else {
             throw UsageError("name the thread to replay: --thread ID (e.g. --thread task-1102)", command: "replay")
         }
         let stepping = arguments.flag("step")
         let dryRun = arguments.flag("dry-run")
         for timing in ["speed", "max-gap"] where stepping && arguments.has(timing) {
-            throw UsageError("--step waits for Enter instead of timing: give --step or --\(timing), not both", command: "replay")
+            throw UsageError(
+                "--step waits for Enter instead of timing: give --step or --\(timing), not both", command: "replay")
         }
         if stepping && dryRun { throw UsageError("--dry-run waits for nothing: drop --step", command: "replay") }
         let speed = try number(arguments, "speed", default: 1, positive: true)
         let maxGap = try number(arguments, "max-gap", default: 10, positive: false)
         let device = arguments.value("device") ?? "booted"
         if device.isEmpty { throw UsageError("--device needs a simulator UDID, or booted", command: "replay") }
-        let horizon = try context.horizon(arguments, "at")
+        return Options(
+            threadID: threadID, at: try AsOfOption.parse(arguments, clock: clock), device: device,
+            bundle: arguments.value("bundle"), speed: speed, maxGap: maxGap, step: stepping, dryRun: dryRun)
+    }
 
-        let (report, asOf) = try load(threadID, horizon: horizon, arguments, context)
+    /// Pushes the thread's notifications in order and timing, or prints the script that would.
+    static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
+        let (threadID, stepping, dryRun) = (options.threadID, options.step, options.dryRun)
+        let (speed, maxGap, device) = (options.speed, options.maxGap, options.device)
+        let (report, asOf) = try load(threadID, horizon: options.at, arguments, context)
         let plan = ReplayPlan(
             report.entries, at: { $0.loaded.event.at }, isNotification: { $0.loaded.event.type == .notification },
             speed: speed, maxWaitMicroseconds: stepping || maxGap == 0 ? nil : Int64(min(maxGap * 1e6, 1e15).rounded()))
-        let bundle = try ExportCommand.resolveBundle(arguments, context, plan.steps.map(\.notification.loaded))
+        let bundle = try ExportCommand.resolveBundle(options.bundle, context, plan.steps.map(\.notification.loaded))
         let pushes = try plan.steps.map { step in
             try push(step.notification.loaded, device: device, bundle: bundle(step.notification.loaded)!, context)
         }
@@ -80,7 +104,9 @@ enum ReplayCommand: Command {
     /// The thread report and its `as_of`; the store is closed on return, so the
     /// children never inherit it.
     static func load(_ threadID: String, horizon: Horizon?, _ arguments: Arguments, _ context: Context) throws -> (ThreadReport, String) {
-        let (report, asOf) = try context.asOfReport(arguments, missing: "no thread \(Render.oneLine(threadID))") {
+        let (report, asOf) = try context.asOfReport(
+            arguments, horizon: horizon, missing: "no thread \(Render.oneLine(threadID))"
+        ) {
             try $0.threadReport(threadID, horizon: $1)
         }
         guard report.entries.contains(where: { $0.loaded.event.type == .notification }) else {

@@ -16,7 +16,7 @@ enum ReportCommand: Command {
             .option("task", "N", "the task's events and the delivery answers to its notifications"),
             .option("user", "U", "the user's events (with --since)"),
             .option("since", "T", "with --user: from T on (RFC 3339, a date, -7d, …)"),
-            .option("at", "T", "as of T: RFC 3339, a date, now, -2h, -7d, or @SEQ"),
+            AsOfOption.spec,
             .option("output", short: "o", "FILE", "where to write (- for standard output; default <subject>-report.html)", completion: .file),
             .option("app-name", "NAME", "the app name on the notification cards (default: the last part of the topic)"),
             Render.relativeToOption,
@@ -31,51 +31,88 @@ enum ReportCommand: Command {
             Payload text is escaped; the page's Content-Security-Policy forbids scripts.
             """)
 
-    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+    /// Whose timeline the page shows.
+    enum Subject: Equatable, Sendable {
+        case thread(String)
+        case task(Int64)
+        /// A user's events from `since` on.
+        case user(String, since: Timestamp)
+    }
+
+    /// What `report` was asked for, checked before the store is opened or a file written.
+    struct Options: Sendable {
+        var subject: Subject
+        var at: Horizon?
+        /// `--at` as given, for the command line the page shows.
+        var atText: String?
+        /// `-o`: a path, or `-` for standard output; nil for the default name.
+        var output: String?
+        var appName: String?
+        /// The event relative times are measured from (`--relative-to`).
+        var relativeTo: String?
+        var force: Bool
+    }
+
+    /// Exactly one subject, `--since` (a time) with `--user` only; then `--at`.
+    static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
         let selectors = ["thread", "task", "user"].filter { arguments.value($0) != nil }
         guard selectors.count == 1, arguments.operands.isEmpty else {
             throw UsageError(selectors.count > 1 ? "give only one of --thread, --task, --user"
-                                                 : "name what to report: --thread ID, --task N or --user U --since T", command: "report")
+                                                 : "name what to report: --thread ID, --task N or --user U --since T",
+                             command: "report")
         }
-        let taskID = try arguments.value("task").map { text -> Int64 in
-            guard let n = Int64(text) else { throw UsageError("--task takes an integer task id, not \(text)", command: "report") }
-            return n
-        }
+        let taskID = try TaskIDOption.parse(arguments)
         let user = arguments.value("user")
         if user != nil && arguments.value("since") == nil {
             throw UsageError("--user needs --since T, e.g. --since -7d", command: "report")
         }
         if user == nil && arguments.value("since") != nil { throw UsageError("--since goes with --user", command: "report") }
-        let since: Timestamp? = try context.horizon(arguments, "since").map { horizon in
+        let since: Timestamp? = try TimeOption.horizon(arguments, "since", clock: clock).map { horizon in
             guard case .time(let t) = horizon else { throw UsageError("--since takes a time, not @SEQ", command: "report") }
             return t
         }
-        let horizon = try context.horizon(arguments, "at")
+        let horizon = try AsOfOption.parse(arguments, clock: clock)
+        let subject: Subject
+        if let thread = arguments.value("thread") {
+            subject = .thread(thread)
+        } else if let taskID {
+            subject = .task(taskID)
+        } else {
+            subject = .user(user!, since: since!)
+        }
+        return Options(
+            subject: subject, at: horizon, atText: arguments.value("at"), output: arguments.value("output"),
+            appName: arguments.value("app-name"), relativeTo: arguments.value("relative-to"),
+            force: arguments.flag("force"))
+    }
+
+    /// Writes the page (or prints it with `-o -`) and says where it went.
+    static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
+        let horizon = options.at
         let store = try context.openStore(arguments, create: false)
 
         let subject: String
         let stem: String
         var query = ["pushtrail", "report"]
-        if let thread = arguments.value("thread") {
+        switch options.subject {
+        case .thread(let thread):
             (subject, stem) = ("thread \(thread)", thread)
             query += ["--thread", thread]
-        } else if let taskID {
+        case .task(let taskID):
             (subject, stem) = ("task \(taskID)", "task-\(taskID)")
             query += ["--task", String(taskID)]
-        } else {
-            (subject, stem) = ("user \(user!) since \(since!)", "user-\(user!)")
-            query += ["--user", user!, "--since", since!.description]
+        case .user(let user, let since):
+            (subject, stem) = ("user \(user) since \(since)", "user-\(user)")
+            query += ["--user", user, "--since", since.description]
         }
-        if let at = arguments.value("at") { query += ["--at", at] }
+        if let at = options.atText { query += ["--at", at] }
 
         let (entries, head) = try store.read { reader -> ([TimelineEntry], ChainHead) in
             let members: [LoadedEvent]
-            if let thread = arguments.value("thread") {
-                members = try reader.threadEvents(thread, horizon: horizon)
-            } else if let taskID {
-                members = try reader.taskTimelineEvents(taskID, horizon: horizon)
-            } else {
-                members = try reader.userEvents(user!, since: since, horizon: horizon)
+            switch options.subject {
+            case .thread(let thread): members = try reader.threadEvents(thread, horizon: horizon)
+            case .task(let taskID): members = try reader.taskTimelineEvents(taskID, horizon: horizon)
+            case .user(let user, let since): members = try reader.userEvents(user, since: since, horizon: horizon)
             }
             guard !members.isEmpty else { return ([], try reader.head()) }
             return (try reader.timeline(members, horizon: horizon, stateChanges: true), try reader.head())
@@ -87,17 +124,18 @@ enum ReportCommand: Command {
         let content = ReportContent(
             subject: subject, query: query.map { Render.shellWord($0) }.joined(separator: " "),
             asOf: Render.asOf(horizon, head: head.seq), head: head, storePath: store.path, madeAt: context.clock(),
-            appName: arguments.value("app-name") ?? topic.flatMap { $0.split(separator: ".").last.map(String.init) } ?? "App",
-            entries: entries, anchor: try Render.anchor(in: entries.filter(\.member).map(\.loaded), arguments),
+            appName: options.appName ?? topic.flatMap { $0.split(separator: ".").last.map(String.init) } ?? "App",
+            entries: entries,
+            anchor: try Render.anchor(in: entries.filter(\.member).map(\.loaded), relativeTo: options.relativeTo),
             token: { context.token($0, arguments) })
         let page = Array(HTMLReport.render(content).utf8)
 
-        let output = arguments.value("output") ?? SafeFileName.named(stem: stem, tail: "-report.html")
+        let output = options.output ?? SafeFileName.named(stem: stem, tail: "-report.html")
         if output == "-" {
             context.stdout.write(bytes: page)
             return ExitStatus.success
         }
-        let file = try OutputFile.create(output, overwrite: arguments.flag("force"))
+        let file = try OutputFile.create(output, overwrite: options.force)
         defer { file.close() }
         try file.write(page)
         let findings = entries.reduce(0) { $0 + $1.findings.count }

@@ -7,20 +7,34 @@ enum ShowCommand: Command {
         name: "show",
         summary: "Show one event in full: by id, or by @SEQ.",
         usage: ["show EVENT_ID [--json]", "show @SEQ [--json]"],
-        options: [.flag("json", "print {\"seq\", \"recorded_at\", \"hash\", \"event\"}")],
+        options: [OutputFormat.jsonFlag("print {\"seq\", \"recorded_at\", \"hash\", \"event\"}")],
         operands: "EVENT_ID | @SEQ")
 
-    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+    /// What `show` was asked for, checked before the store is opened.
+    struct Options: Sendable {
+        /// An event id, or `@SEQ`.
+        var target: String
+        var json: Bool
+    }
+
+    /// Exactly one event: an id or `@SEQ`.
+    static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
         guard arguments.operands.count == 1, let target = arguments.operands.first else {
             throw UsageError("name one event: an id, or @SEQ", command: "show")
         }
+        return Options(target: target, json: try OutputFormat.parse(arguments) == .json)
+    }
+
+    /// Prints the event in full, with where it sits in its task's story.
+    static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
+        let target = options.target
         let store = try context.openStore(arguments, create: false)
         let found: StoredEvent? = try store.read { reader in
             if target.hasPrefix("@"), let seq = UInt64(target.dropFirst()) { return try reader.event(seq: seq) }
             return try reader.seq(forID: target).flatMap { try reader.event(seq: $0) }
         }
         guard let stored = found else { throw CommandError.notFound("no event \(target) in \(store.path)") }
-        if arguments.flag("json") {
+        if options.json {
             context.stdout.line(
                 JSONValue.object([
                     ("seq", .uint(stored.seq)), ("recorded_at", .string(stored.recordedAt.description)),

@@ -7,13 +7,24 @@ enum StatsCommand: Command {
         name: "stats",
         summary: "Count events by type, tasks, threads and users; the time span, the store's size and format.",
         usage: ["stats [--json]"],
-        options: [.flag("json", "print the counts as JSON")])
+        options: [OutputFormat.jsonFlag("print the counts as JSON")])
 
-    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+    /// What `stats` was asked for: only the output format.
+    struct Options: Sendable {
+        var json: Bool
+    }
+
+    /// `--json` or not; there is nothing else to get wrong.
+    static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
+        Options(json: try OutputFormat.parse(arguments) == .json)
+    }
+
+    /// Prints what the store holds.
+    static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
         let store = try context.openStore(arguments, create: false)
         let stats = try store.read { try $0.statistics() }
         let bytes = store.fileBytes
-        if arguments.flag("json") {
+        if options.json {
             context.stdout.line(
                 JSONValue.object([
                     ("events", .uint(stats.events)),

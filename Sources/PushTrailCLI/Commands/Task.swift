@@ -8,8 +8,8 @@ enum TaskCommand: Command {
         summary: "Rebuild a task's state and fields at a point in time, with the history that produced them.",
         usage: ["task TASK_ID [--at T] [--json]"],
         options: [
-            .option("at", "T", "as of T: RFC 3339, a date, now, -2h, -7d, or @SEQ (what the store knew after event SEQ)"),
-            .flag("json", "print the SPEC §5 JSON"),
+            AsOfOption.spec,
+            OutputFormat.jsonFlag("print the JSON (docs/COMMANDS.md)"),
             Render.relativeToOption,
         ],
         operands: "TASK_ID",
@@ -19,19 +19,39 @@ enum TaskCommand: Command {
             history step shows the state before and after and its audit finding, if any.
             """)
 
-    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+    /// What `task` was asked for, checked before the store is opened.
+    struct Options: Sendable {
+        var taskID: Int64
+        var at: Horizon?
+        var json: Bool
+        /// The event relative times are measured from (`--relative-to`).
+        var relativeTo: String?
+    }
+
+    /// One integer task id, then `--at`.
+    static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
         guard arguments.operands.count == 1, let taskID = Int64(arguments.operands[0]) else {
             throw UsageError("name one task by its integer id, e.g. pushtrail task 1102", command: "task")
         }
-        let (report, asOf) = try context.asOfReport(arguments, missing: "no events for task \(taskID)") {
+        return Options(
+            taskID: taskID, at: try AsOfOption.parse(arguments, clock: clock),
+            json: try OutputFormat.parse(arguments) == .json, relativeTo: arguments.value("relative-to"))
+    }
+
+    /// Prints the task's state and fields as of `--at`, and the history behind them.
+    static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
+        let taskID = options.taskID
+        let (report, asOf) = try context.asOfReport(
+            arguments, horizon: options.at, missing: "no events for task \(taskID)"
+        ) {
             try $0.taskReport(taskID, horizon: $1)
         }
-        if arguments.flag("json") {
+        if options.json {
             context.stdout.line(json(report, asOf: asOf, tokens: context.tokens(arguments)).serialized())
             return ExitStatus.success
         }
         let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
-        let anchor = try Render.anchor(in: report.history.map(\.loaded), arguments)
+        let anchor = try Render.anchor(in: report.history.map(\.loaded), relativeTo: options.relativeTo)
         let f = report.snapshot.fields
         var title = "task \(taskID)"
         if let name = f.taskName { title += " · \(Render.oneLine(name))" }

@@ -8,8 +8,8 @@ enum ThreadCommand: Command {
         summary: "Replay a notification thread: what was sent, delivered and pressed, with the task's state after each event.",
         usage: ["thread THREAD_ID [--at T] [--json]"],
         options: [
-            .option("at", "T", "as of T: RFC 3339, a date, now, -2h, -7d, or @SEQ"),
-            .flag("json", "print the SPEC §5 JSON"),
+            AsOfOption.spec,
+            OutputFormat.jsonFlag("print the JSON (docs/COMMANDS.md)"),
             Render.relativeToOption,
         ],
         operands: "THREAD_ID",
@@ -19,19 +19,39 @@ enum ThreadCommand: Command {
             order. Membership is resolved at query time, so ingest order does not matter.
             """)
 
-    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+    /// What `thread` was asked for, checked before the store is opened.
+    struct Options: Sendable {
+        var threadID: String
+        var at: Horizon?
+        var json: Bool
+        /// The event relative times are measured from (`--relative-to`).
+        var relativeTo: String?
+    }
+
+    /// One non-empty thread id, then `--at`.
+    static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
         guard arguments.operands.count == 1, let threadID = arguments.operands.first, !threadID.isEmpty else {
             throw UsageError("name one thread, e.g. pushtrail thread task-1102", command: "thread")
         }
-        let (report, asOf) = try context.asOfReport(arguments, missing: "no thread \(Render.oneLine(threadID))") {
+        return Options(
+            threadID: threadID, at: try AsOfOption.parse(arguments, clock: clock),
+            json: try OutputFormat.parse(arguments) == .json, relativeTo: arguments.value("relative-to"))
+    }
+
+    /// Prints the thread's events as of `--at`, with the task's state after each.
+    static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
+        let threadID = options.threadID
+        let (report, asOf) = try context.asOfReport(
+            arguments, horizon: options.at, missing: "no thread \(Render.oneLine(threadID))"
+        ) {
             try $0.threadReport(threadID, horizon: $1)
         }
-        if arguments.flag("json") {
+        if options.json {
             context.stdout.line(json(report, asOf: asOf, tokens: context.tokens(arguments)).serialized())
             return ExitStatus.success
         }
         let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
-        let anchor = try Render.anchor(in: report.entries.map(\.loaded), arguments)
+        let anchor = try Render.anchor(in: report.entries.map(\.loaded), relativeTo: options.relativeTo)
         var header = style.bold("thread \(Render.oneLine(threadID))") + style.dim(" · \(report.entries.count) events · as of \(asOf)")
         if let anchor { header += style.dim(" · times relative to \(Render.anchorName(anchor.event)) #\(anchor.seq)") }
         context.stdout.screenLine(header)

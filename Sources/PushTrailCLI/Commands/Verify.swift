@@ -7,21 +7,32 @@ enum VerifyCommand: Command {
         name: "verify",
         summary: "Recompute the hash chain and check every index against the events.",
         usage: ["verify [--json]"],
-        options: [.flag("json", "print {\"ok\", \"events\", \"head\"} (+ first_bad_seq, reason)")],
+        options: [OutputFormat.jsonFlag("print {\"ok\", \"events\", \"head\"} (+ first_bad_seq, reason)")],
         discussion: """
             Exit status 0 when the log is intact, 1 naming the first bad seq when an event
             was changed, removed or reordered, or an index disagrees with the events.
             """)
 
-    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+    /// What `verify` was asked for: only the output format.
+    struct Options: Sendable {
+        var json: Bool
+    }
+
+    /// `--json` or not; there is nothing else to get wrong.
+    static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
+        Options(json: try OutputFormat.parse(arguments) == .json)
+    }
+
+    /// Recomputes the chain and checks the indexes; exit 1 naming the first bad seq.
+    static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
         let store = try context.openStore(arguments, create: false)
         store.prefetch()  // verify reads every page
-        let progress = ProgressLine(context.stderr, enabled: !arguments.flag("json"))
+        let progress = ProgressLine(context.stderr, enabled: !options.json)
         let started = WallClock.now()
         let report = try store.verify { seq in progress.update("verify: \(grouped(Int(seq))) events checked") }
         progress.clear()
         let seconds = Double(WallClock.now().microseconds - started.microseconds) / 1e6
-        if arguments.flag("json") {
+        if options.json {
             var members: [(String, JSONValue)] = [
                 ("ok", .bool(report.ok)), ("events", .uint(report.events)),
                 ("head", .object([("seq", .uint(report.head.seq)), ("hash", .string(report.head.hex))])),

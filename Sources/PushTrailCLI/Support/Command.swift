@@ -7,7 +7,7 @@ import PushTrailStore
     import Darwin
 #endif
 
-/// The exit statuses of SPEC §5.
+/// The exit statuses (docs/COMMANDS.md lists them).
 public enum ExitStatus {
     public static let success: Int32 = 0
     /// Nothing found, findings present, or verification failed.
@@ -34,11 +34,42 @@ public struct CommandError: Error, CustomStringConvertible {
     static func data(_ message: String) -> CommandError { CommandError(message, status: ExitStatus.dataError) }
 }
 
-/// A subcommand: its declaration and what it does.
+/// A subcommand: its declaration, the typed options it takes, and what it does.
+///
+/// Parsing and running are separate steps so that every usage error (a bad number, a
+/// bad time, conflicting flags, a missing operand) is raised before anything happens:
+/// no store is opened and no file is written for a command line that is wrong.
 protocol Command: Sendable {
+    /// What the command accepts, checked and typed.
+    associatedtype Options: Sendable
     static var spec: CommandSpec { get }
-    /// Runs with parsed arguments; returns the exit status.
-    static func run(_ arguments: Arguments, _ context: Context) throws -> Int32
+    /// Turns the parsed command line into typed options, with no effect beyond reading
+    /// `clock` for relative times; throws `UsageError` for anything wrong in it.
+    static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options
+    /// Does the work; `arguments` is read only for the global options (`--store`,
+    /// `--no-color`, `--show-tokens`). Returns the exit status.
+    static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32
+}
+
+extension Command {
+    /// The declaration with the global options added, as the parser, help, completions
+    /// and the man page see it.
+    static var fullSpec: CommandSpec {
+        var spec = self.spec
+        spec.options += GlobalOptions.list.filter { g in !spec.options.contains { $0.name == g.name } }
+        return spec
+    }
+
+    /// The typed options for `argv` (after the command name), without running anything.
+    static func options(_ argv: [String], clock: () -> Timestamp) throws -> Options {
+        try parse(Arguments.parse(argv, spec: fullSpec), clock: clock)
+    }
+
+    /// Parses, then runs: the one path from a command line to an exit status.
+    static func execute(_ arguments: Arguments, _ context: Context) throws -> Int32 {
+        let options = try parse(arguments, clock: context.clock)
+        return try run(options, arguments, context)
+    }
 }
 
 /// Options every command accepts.
@@ -67,23 +98,12 @@ extension Context {
         return try Store(path: storePath(arguments), create: create, options: options)
     }
 
-    /// Parses a time option (SPEC §2).
-    func horizon(_ arguments: Arguments, _ name: String) throws -> Horizon? {
-        guard let text = arguments.value(name) else { return nil }
-        do {
-            return try TimeExpression.parse(text, now: clock())
-        } catch {
-            throw UsageError("--\(name): \(error)")
-        }
-    }
-
-    /// Builds a report from the store as of `--at`: the report (nil is "not found",
+    /// Builds a report from the store as of `horizon`: the report (nil is "not found",
     /// exit 1, saying "`missing` [at or before --at] in STORE") and its `as_of`.
     func asOfReport<R>(
-        _ arguments: Arguments, missing: String,
+        _ arguments: Arguments, horizon: Horizon?, missing: String,
         _ build: (StoreReader, Horizon?) throws -> R?
     ) throws -> (R, asOf: String) {
-        let horizon = try self.horizon(arguments, "at")
         let store = try openStore(arguments, create: false)
         let (report, head) = try store.read { reader in (try build(reader, horizon), try reader.head().seq) }
         guard let report else {

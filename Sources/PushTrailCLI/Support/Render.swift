@@ -111,8 +111,8 @@ enum Render {
     /// `--relative-to` names (an id or @SEQ of the timeline), else the last button
     /// press (what support asks about: "I pressed complete and…"), else the last
     /// action, else the last event.
-    static func anchor(in events: [LoadedEvent], _ arguments: Arguments? = nil) throws -> LoadedEvent? {
-        if let wanted = arguments?.value("relative-to") {
+    static func anchor(in events: [LoadedEvent], relativeTo wanted: String? = nil) throws -> LoadedEvent? {
+        if let wanted {
             let seq = wanted.hasPrefix("@") ? UInt64(wanted.dropFirst()) : nil
             guard let found = events.first(where: { $0.event.id == wanted || $0.seq == seq }) else {
                 throw UsageError("--relative-to \(oneLine(wanted)) is not an event of this timeline: give an id or @SEQ it lists")

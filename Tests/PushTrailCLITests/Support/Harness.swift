@@ -310,7 +310,7 @@ enum Tool {
     }
 }
 
-/// Builders for NDJSON event lines (SPEC §1), small and explicit.
+/// Builders for NDJSON event lines, small and explicit.
 enum Line {
     static let at = "2026-11-29T10:00:00Z"
 
@@ -436,7 +436,7 @@ enum UTC {
         return micros
     }
 
-    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, the output format of SPEC §2.
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, the format times are printed in.
     static func format(_ micros: Int64) -> String {
         let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
         let millis = (micros - seconds * 1_000_000) / 1000

@@ -1,7 +1,7 @@
 /// A JSON value read by the tests themselves, independently of pushtrail's
 /// parser, so that a bug there cannot hide itself. Objects keep their key order
 /// (for "keys in original order" checks) but compare as unordered maps, which is
-/// what "equal as a JSON value" means in SPEC §1.
+/// what "equal as a JSON value" means for events.
 indirect enum JSON: Equatable, CustomStringConvertible {
     case null
     case bool(Bool)
