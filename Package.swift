@@ -15,7 +15,7 @@ let staticStdlib: [LinkerSetting] = [
 /// Left implicit, they are linked into the static binary (18.6 MB instead of 15.3 MB),
 /// the concurrency runtime and libdispatch initialise at every start, and the runtime's
 /// first protocol-conformance look-ups scan their records too: 13 fewer page faults and
-/// about 5% off `head` (`docs/PERFORMANCE.md`, session 10).
+/// about 5% off `head` (docs/PERFORMANCE.md).
 let leanModules: [SwiftSetting] = [
     .unsafeFlags([
         "-Xfrontend", "-disable-implicit-concurrency-module-import",

@@ -1,7 +1,7 @@
-// A libFuzzer target for the event decoder (SPEC §1): one input is one NDJSON line.
+// A libFuzzer target for the event decoder: one input is one NDJSON line.
 // Built and run by Scripts/fuzz.sh, not by SwiftPM.
 
-import PushTrailCore
+import PushTrailModel
 
 #if canImport(Glibc)
     import Glibc
@@ -20,14 +20,14 @@ private let checkMessages = getenv("PUSHTRAIL_FUZZ_SKIP_MESSAGES") == nil
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let line = UnsafeRawBufferPointer(start: data, count: size)
-    var lean = EventDecoder(full: false)
-    var full = EventDecoder(full: true)
-    let leanResult = Result { () throws(InvalidEvent) -> Event in try lean.decode(line) }
+    var lean = EventDecoder()
+    var full = EventDecoder()
+    let leanResult = Result { () throws(InvalidEvent) -> FilingEvent in try lean.decodeForFiling(line) }
     let fullResult = Result { () throws(InvalidEvent) -> Event in try full.decode(line) }
 
     switch (leanResult, fullResult) {
     case (.success(let a), .success(let b)):
-        require(a.id == b.id && a.at == b.at && a.user == b.user && a.type == b.type, "lean and full decoders read different envelopes")
+        require(a == b.filing, "lean and full decoders file the event differently")
     case (.failure(let a), .failure(let b)):
         require(a.reason == b.reason, "lean and full decoders give different reasons: \(a.reason) | \(b.reason)")
         if checkMessages { requireOneLine(a.reason) }

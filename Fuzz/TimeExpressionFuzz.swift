@@ -1,7 +1,7 @@
-// A libFuzzer target for the time expressions of --at, --since and --until (SPEC §2).
+// A libFuzzer target for the time expressions of --at, --since and --until.
 // Built and run by Scripts/fuzz.sh, not by SwiftPM.
 
-import PushTrailCore
+import PushTrailModel
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The side-by-side benchmark (issue 5): pushtrail against sqlite3, mdb_load and jq on
+# The side-by-side benchmark: pushtrail against sqlite3, mdb_load and jq on
 # the same generated events. Installs what is missing, builds the release binaries,
 # prints a Markdown table and writes bench-results/bench-N.json. See docs/PERFORMANCE.md.
 set -euo pipefail

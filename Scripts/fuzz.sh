@@ -51,8 +51,7 @@ need_build_deps
 out=.build/fuzz
 mkdir -p "$out/modules" "$out/obj"
 # -O: the speed that makes a minute worth fuzzing; -g: readable stacks in crash reports.
-flags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6
-    -I "$out/modules" -I Sources/CLMDB -I Sources/CCrypto -I Sources/CZstd)
+flags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -package-name pushtrail -I "$out/modules")
 
 # stale OUTPUT INPUT… : whether OUTPUT is missing or older than an input or this script.
 stale() {
@@ -63,29 +62,21 @@ stale() {
     return 1
 }
 
-# The libraries are compiled once as the same modules SwiftPM builds (LMDBKit, then
-# PushTrailCore), instrumented, so each target imports PushTrailCore like any client.
-mapfile -t lmdbkit < <(find Sources/LMDBKit -name '*.swift' | sort)
-mapfile -t core < <(find Sources/PushTrailCore -name '*.swift' | sort)
-if stale "$out/obj/LMDBKit.o" "${lmdbkit[@]}"; then
-    say "fuzz: compiling LMDBKit…"
-    swiftc "${flags[@]}" -module-name LMDBKit -wmo -c "${lmdbkit[@]}" \
-        -emit-module -emit-module-path "$out/modules/LMDBKit.swiftmodule" -o "$out/obj/LMDBKit.o"
-    touch "$out/obj/LMDBKit.o"  # swiftc leaves an unchanged object's time alone
-    rm -f "$out/obj/PushTrailCore.o"
-fi
-if stale "$out/obj/PushTrailCore.o" "${core[@]}"; then
-    say "fuzz: compiling PushTrailCore…"
-    swiftc "${flags[@]}" -module-name PushTrailCore -wmo -c "${core[@]}" \
-        -emit-module -emit-module-path "$out/modules/PushTrailCore.swiftmodule" -o "$out/obj/PushTrailCore.o"
-    touch "$out/obj/PushTrailCore.o"
+# The targets fuzz the pure rules (the decoder, the time parser): PushTrailModel is
+# compiled once as the same module SwiftPM builds, instrumented, and each target
+# imports it like any client. It needs no C library.
+mapfile -t model < <(find Sources/PushTrailModel -name '*.swift' | sort)
+if stale "$out/obj/PushTrailModel.o" "${model[@]}"; then
+    say "fuzz: compiling PushTrailModel…"
+    swiftc "${flags[@]}" -module-name PushTrailModel -wmo -c "${model[@]}" \
+        -emit-module -emit-module-path "$out/modules/PushTrailModel.swiftmodule" -o "$out/obj/PushTrailModel.o"
+    touch "$out/obj/PushTrailModel.o"  # swiftc leaves an unchanged object's time alone
 fi
 for t in "${targets[@]}"; do
-    if stale "$out/$t" "Fuzz/$t.swift" "$out/obj/PushTrailCore.o" "$out/obj/LMDBKit.o"; then
+    if stale "$out/$t" "Fuzz/$t.swift" "$out/obj/PushTrailModel.o"; then
         say "fuzz: linking $t…"
         # lld: gold warns about every local ASan symbol it cannot export.
-        swiftc "${flags[@]}" -use-ld=lld -module-name "$t" "Fuzz/$t.swift" "$out/obj/PushTrailCore.o" "$out/obj/LMDBKit.o" \
-            -llmdb -lcrypto -lzstd -o "$out/$t"
+        swiftc "${flags[@]}" -use-ld=lld -module-name "$t" "Fuzz/$t.swift" "$out/obj/PushTrailModel.o" -o "$out/$t"
         touch "$out/$t"
     fi
 done

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The pushtrail side-by-side benchmark (issue 5). Run it through Scripts/bench.sh,
+"""The pushtrail side-by-side benchmark. Run it through Scripts/bench.sh,
 which installs what is missing and builds the release binaries first.
 
 Everything here is python3 stdlib. Timings are wall-clock (time.perf_counter around
