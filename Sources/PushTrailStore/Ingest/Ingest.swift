@@ -8,7 +8,8 @@ import PushTrailModel
 
 /// Appends NDJSON events from files or standard input to a store. This file is the
 /// coordinator: it opens the inputs, starts the parsing threads (`Producer`) and
-/// writes their handoffs; the all-or-nothing ingest runs apart (`runStrict`).
+/// writes their handoffs in transactions that `TransactionPolicy` sizes; the
+/// all-or-nothing ingest runs apart (`runStrict`).
 ///
 /// Lines are read and decoded on a second thread while this one writes the previous
 /// batch, so parsing and LMDB's work overlap on two cores; a bounded queue keeps
@@ -94,10 +95,8 @@ public final class Ingest {
         while next != nil {
             var batch = next!
             next = nil  // `batch` holds the only reference: its events can be handed back
-            let scale = options.scaleWithStore ? max(1, Double(store.fileBytes) / Double(4 * options.batchBytes)) : 1
-            let maxEvents = Int(Double(options.batchEvents) * scale)
-            let maxBytes = Int(Double(options.batchBytes) * scale)
-            try store.makeRoom(for: maxBytes)
+            let policy = TransactionPolicy(options, storeBytes: store.fileBytes)
+            try store.makeRoom(for: policy.maxBytes)
             // What the transaction did, applied once it has committed.
             var done = Committed()
             var failure: StoreError?
@@ -135,25 +134,16 @@ public final class Ingest {
                     soFar.appended += done.appended
                     soFar.duplicates += done.duplicates
                     onProgress(soFar, done.bytesRead)
-                    if done.events >= maxEvents || done.rawBytes >= maxBytes
-                        || done.rejections.count >= options.handoffEvents
-                    {
+                    if policy.isFull(events: done.events, rawBytes: done.rawBytes, rejections: done.rejections.count) {
                         return
                     }
                     switch queue.tryPop() {
                     case .item(let b): batch = b
                     case .empty:
-                        // Lines from regular files are only being parsed: wait for them
-                        // rather than commit early. An early commit makes the next
-                        // transaction copy the random-keyed index pages again and take
-                        // its pages from the freed ones, scattered, instead of in order
-                        // past the end (which `MapPrefaulter` faults in ahead); 1M events:
-                        // four or five commits instead of one. Not past the unscaled size: a
-                        // transaction scaled with a large store, left uncut, outgrows
-                        // the kernel's write-back threshold and has its pages written
-                        // while it still changes them (docs/PERFORMANCE.md). A pipe's
-                        // next lines may not come for a while: commit what is here.
-                        guard readsFiles, scale == 1 else { return }
+                        // Regular files' lines are only being parsed: wait for them, up
+                        // to the unscaled size; a pipe's may not come for a while
+                        // (`TransactionPolicy.waitsForNextHandoff` says why).
+                        guard policy.waitsForNextHandoff(readsFiles: readsFiles) else { return }
                         guard let b = queue.pop() else {
                             inputEnded = true
                             return

@@ -45,8 +45,5 @@ public struct IngestOptions: Sendable {
         return min(max(memory / 16, 128 << 20), 1 << 30)
     }()
 
-    /// Handoffs never span a transaction's end: a transaction is whole handoffs.
-    var handoffLimit: (events: Int, bytes: Int) { (min(handoffEvents, batchEvents), min(handoffBytes, batchBytes)) }
-
     public init() {}
 }

@@ -96,7 +96,7 @@ final class Producer: @unchecked Sendable {
     /// Reads the next chunk; called with the lock held. Sets `finished` when the input
     /// ends or fails.
     private func read(_ worker: Worker) -> Chunk {
-        let limit = options.handoffLimit
+        let limit = TransactionPolicy.handoffLimit(options)
         // Input that trickles in (a pipe from a live server) is stored as it comes, not
         // when a chunk fills: what is read is decoded (by this thread, which holds the
         // lock) and handed off before a read waits.
@@ -151,7 +151,7 @@ final class Producer: @unchecked Sendable {
         chunk.number = nextChunk
         nextChunk += 1
         pending = Chunk()
-        pending.lines.reserveCapacity(min(options.handoffLimit.events, 1 << 16))
+        pending.lines.reserveCapacity(min(TransactionPolicy.handoffLimit(options).events, 1 << 16))
         return chunk
     }
 

@@ -63,7 +63,7 @@ extension Ingest {
                         case .success(let pending): batch.append(pending)
                         case .failure(let rejection): throw StrictStop(rejection: rejection, read: summary.read)
                         }
-                        if batch.count >= options.handoffLimit.events { try flush() }
+                        if batch.count >= TransactionPolicy.handoffLimit(options).events { try flush() }
                     }
                     try flush()
                     bytesRead += reader.bytesRead
