@@ -69,7 +69,8 @@ let package = Package(
         .testTarget(name: "LMDBKitTests", dependencies: ["LMDBKit"]),
         .target(name: "TestSupport", dependencies: ["PushTrailModel"], path: "Tests/TestSupport"),
         .testTarget(name: "PushTrailModelTests", dependencies: ["PushTrailModel", "TestSupport"]),
-        .testTarget(name: "PushTrailStoreTests", dependencies: ["PushTrailStore", "PushTrailModel", "TestSupport", "LMDBKit"]),
+        .testTarget(
+            name: "PushTrailStoreTests", dependencies: ["PushTrailStore", "PushTrailModel", "TestSupport", "LMDBKit"]),
         .testTarget(
             name: "PushTrailCLITests", dependencies: ["PushTrailCLI", "PushTrailStore", "PushTrailModel", "LMDBKit"]),
     ]

@@ -75,7 +75,8 @@ private func roundTripCompactText(_ line: UnsafeRawBufferPointer, accepted: Even
         require(
             event.id == accepted.id && event.at == accepted.at && event.user == accepted.user
                 && event.device == accepted.device && event.type == accepted.type && event.taskID == accepted.taskID
-                && event.threadID == accepted.threadID && event.referencedNotificationID == accepted.referencedNotificationID
+                && event.threadID == accepted.threadID
+                && event.referencedNotificationID == accepted.referencedNotificationID
                 && event.identityKey == accepted.identityKey,
             "an event decodes differently once compacted")
     }
@@ -86,7 +87,10 @@ private func roundTripCompactText(_ line: UnsafeRawBufferPointer, accepted: Even
 private func requireOneLine(_ reason: String) {
     require(!reason.isEmpty, "an empty reason")
     for scalar in reason.unicodeScalars where scalar.value < 0x20 {
-        require(false, "reason holds control character U+\(String(scalar.value, radix: 16, uppercase: true)): \(reason.debugDescription)")
+        require(
+            false,
+            "reason holds control character U+\(String(scalar.value, radix: 16, uppercase: true)): \(reason.debugDescription)"
+        )
     }
 }
 

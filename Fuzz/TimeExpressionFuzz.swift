@@ -29,7 +29,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let message = error.description
         require(message.contains(TimeExpression.examples), "the error shows no valid form: \(message.debugDescription)")
         for scalar in message.unicodeScalars where checkMessages && scalar.value < 0x20 {
-            require(false, "the error holds control character U+\(String(scalar.value, radix: 16, uppercase: true)): \(message.debugDescription)")
+            require(
+                false,
+                "the error holds control character U+\(String(scalar.value, radix: 16, uppercase: true)): \(message.debugDescription)"
+            )
         }
         require((try? TimeExpression.parseTime(text, now: now)) == nil, "parseTime accepts what parse rejects")
         return 0
@@ -46,7 +49,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             require(false, "\(printed) (from \(text.debugDescription)) does not parse")
             return 0
         }
-        require(back == t, "\(text.debugDescription) prints as \(printed), which reads back as \(back.microseconds) µs, not \(t.microseconds)")
+        require(
+            back == t,
+            "\(text.debugDescription) prints as \(printed), which reads back as \(back.microseconds) µs, not \(t.microseconds)"
+        )
     }
     return 0
 }

@@ -9,8 +9,10 @@ public typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPoi
 public struct Cursor {
     let handle: OpaquePointer
 
-    private func move(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil,
-                      value: UnsafeRawBufferPointer? = nil) throws -> Entry? {
+    private func move(
+        _ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil,
+        value: UnsafeRawBufferPointer? = nil
+    ) throws -> Entry? {
         var k = key.map(MDB_val.init) ?? MDB_val()
         var v = value.map(MDB_val.init) ?? MDB_val()
         let rc = mdb_cursor_get(handle, &k, &v, op)
@@ -55,7 +57,8 @@ public struct Cursor {
     }
 
     /// Stores through the cursor (e.g. with `.append` for sorted bulk loads).
-    public func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: PutFlags = []) throws -> Bool {
+    public func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: PutFlags = []) throws -> Bool
+    {
         var k = MDB_val(key)
         var v = MDB_val(value)
         let rc = mdb_cursor_put(handle, &k, &v, flags.rawValue)
@@ -72,7 +75,8 @@ public struct Cursor {
         // MDB_MULTIPLE takes two vals: the first value (and the size of each), the count.
         var v = (
             MDB_val(mv_size: size, mv_data: UnsafeMutableRawPointer(mutating: values.baseAddress)),
-            MDB_val(mv_size: values.count / size, mv_data: nil))
+            MDB_val(mv_size: values.count / size, mv_data: nil)
+        )
         try withUnsafeMutablePointer(to: &v) {
             try $0.withMemoryRebound(to: MDB_val.self, capacity: 2) {
                 try check(mdb_cursor_put(handle, &k, $0, UInt32(MDB_APPENDDUP | MDB_MULTIPLE)), "mdb_cursor_put")
@@ -81,7 +85,9 @@ public struct Cursor {
     }
 
     /// Stores `value` at `key` unless the key is there; returns the stored value when it is.
-    public func insertIfAbsent(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+    public func insertIfAbsent(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws
+        -> UnsafeRawBufferPointer?
+    {
         var k = MDB_val(key)
         var v = MDB_val(value)
         let rc = mdb_cursor_put(handle, &k, &v, UInt32(MDB_NOOVERWRITE))
@@ -92,7 +98,8 @@ public struct Cursor {
 
     /// Reserves `size` bytes for the value at `key` and lets `fill` write them in place.
     public func reserve(
-        _ key: UnsafeRawBufferPointer, size: Int, flags: PutFlags = [], _ fill: (UnsafeMutableRawBufferPointer) throws -> Void
+        _ key: UnsafeRawBufferPointer, size: Int, flags: PutFlags = [],
+        _ fill: (UnsafeMutableRawBufferPointer) throws -> Void
     ) throws {
         var k = MDB_val(key)
         var v = MDB_val(mv_size: size, mv_data: nil)

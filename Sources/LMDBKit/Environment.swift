@@ -199,7 +199,8 @@ public final class Environment: @unchecked Sendable {
         var info = MDB_envinfo()
         var stat = MDB_stat()
         var fd: Int32 = -1
-        guard mdb_env_info(env, &info) == 0, mdb_env_stat(env, &stat) == 0, mdb_env_get_fd(env, &fd) == 0, fd >= 0 else { return }
+        guard mdb_env_info(env, &info) == 0, mdb_env_stat(env, &stat) == 0, mdb_env_get_fd(env, &fd) == 0, fd >= 0
+        else { return }
         _ = ftruncate(fd, off_t((info.me_last_pgno + 1) * Int(stat.ms_psize)))
     }
 

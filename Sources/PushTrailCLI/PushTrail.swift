@@ -14,7 +14,8 @@ public enum PushTrail {
 
     static let commands: [any Command.Type] = [
         IngestCommand.self, ImportCommand.self, LogCommand.self, ThreadCommand.self, TaskCommand.self,
-        ShowCommand.self, ExportCommand.self, ReplayCommand.self, ReportCommand.self, AuditCommand.self, VerifyCommand.self,
+        ShowCommand.self, ExportCommand.self, ReplayCommand.self, ReportCommand.self, AuditCommand.self,
+        VerifyCommand.self,
         HeadCommand.self, StatsCommand.self, CompletionCommand.self, ManpageCommand.self,
     ]
 

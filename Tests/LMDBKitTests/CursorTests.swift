@@ -268,7 +268,9 @@ struct DuplicateCursorTests {
         }
     }
 
-    @Test("append duplicates adds many values in one call: to a new key, a key with one value, and one whose values fill pages")
+    @Test(
+        "append duplicates adds many values in one call: to a new key, a key with one value, and one whose values fill pages"
+    )
     func appendDuplicates() throws {
         try withTemporaryDirectory { dir throws in
             let (env, db) = try duplicatesDatabase(dir)
@@ -276,10 +278,18 @@ struct DuplicateCursorTests {
             try env.write { txn throws in
                 try txn.withCursor(db) { cursor throws in
                     // "j" holds one value inline; 3,000 more turn it into a tree of its own.
-                    try bytes("j").withUnsafeBytes { k in try packed(Array(8...3007)).withUnsafeBytes { try cursor.appendDuplicates(k, $0, size: 8) } }
-                    try bytes("k").withUnsafeBytes { k in try packed([1001, 1002]).withUnsafeBytes { try cursor.appendDuplicates(k, $0, size: 8) } }
-                    try bytes("new").withUnsafeBytes { k in try packed([5]).withUnsafeBytes { try cursor.appendDuplicates(k, $0, size: 8) } }
-                    try bytes("m").withUnsafeBytes { k in try packed(Array(31...40)).withUnsafeBytes { try cursor.appendDuplicates(k, $0, size: 8) } }
+                    try bytes("j").withUnsafeBytes { k in
+                        try packed(Array(8...3007)).withUnsafeBytes { try cursor.appendDuplicates(k, $0, size: 8) }
+                    }
+                    try bytes("k").withUnsafeBytes { k in
+                        try packed([1001, 1002]).withUnsafeBytes { try cursor.appendDuplicates(k, $0, size: 8) }
+                    }
+                    try bytes("new").withUnsafeBytes { k in
+                        try packed([5]).withUnsafeBytes { try cursor.appendDuplicates(k, $0, size: 8) }
+                    }
+                    try bytes("m").withUnsafeBytes { k in
+                        try packed(Array(31...40)).withUnsafeBytes { try cursor.appendDuplicates(k, $0, size: 8) }
+                    }
                 }
             }
             try env.read { txn throws in
@@ -294,11 +304,15 @@ struct DuplicateCursorTests {
             #expect(throws: LMDBError.self) {
                 try env.write { txn throws in
                     try txn.withCursor(db) { cursor throws in
-                        try bytes("m").withUnsafeBytes { k in try packed([35, 50]).withUnsafeBytes { try cursor.appendDuplicates(k, $0, size: 8) } }
+                        try bytes("m").withUnsafeBytes { k in
+                            try packed([35, 50]).withUnsafeBytes { try cursor.appendDuplicates(k, $0, size: 8) }
+                        }
                     }
                 }
             }
-            #expect(try env.read { txn in try txn.withCursor(db) { try packedValues($0, "m") } } == [10, 20, 30] + Array(31...40))
+            #expect(
+                try env.read { txn in try txn.withCursor(db) { try packedValues($0, "m") } } == [10, 20, 30]
+                    + Array(31...40))
         }
     }
 }

@@ -37,10 +37,14 @@ enum AuditFixtures {
         for line in lines[(start + 1)...] {
             if line.hasPrefix("## ") { break }
             guard line.hasPrefix("| `") else { continue }
-            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
             guard cells.count > 3 else { continue }
             let code = cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
-            let ids = cells[2].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            let ids = cells[2].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter {
+                $0.offset % 2 == 1
+            }.map { String($0.element) }
             rows.append(IntendedFinding(code: code, ids: ids, task: Int(cells[3])))
         }
         return (total, rows)
@@ -54,7 +58,8 @@ enum AuditFixtures {
     }
 
     /// `audit --json …`'s findings (exit 0 or 1).
-    static func audit(_ store: String, _ argv: [String] = []) throws -> (status: Int32, findings: [JSON], counts: JSON) {
+    static func audit(_ store: String, _ argv: [String] = []) throws -> (status: Int32, findings: [JSON], counts: JSON)
+    {
         let r = R.run(store, ["audit", "--json"] + argv)
         guard r.status == 0 || r.status == 1 else { throw R.Failure(description: "audit \(argv) failed: \(r)") }
         let json = try r.json()
@@ -193,7 +198,8 @@ struct AuditCommandTests {
         let store = try A.sampleStore(dir)
         let whole = try A.audit(store).findings
         for user in ["u_alice", "u_ben", "u_dana", "u_carlos"] {
-            let seqs = Set(try JSON.lines(R.run(store, ["log", "--json", "--user", user]).stdout).compactMap { $0["seq"]?.int })
+            let seqs = Set(
+                try JSON.lines(R.run(store, ["log", "--json", "--user", user]).stdout).compactMap { $0["seq"]?.int })
             let expected = whole.filter { seqs.contains($0["seq"]?.int ?? -1) }
             #expect(try A.audit(store, ["--user", user]).findings == expected, "user \(user)")
         }
@@ -246,21 +252,28 @@ struct AuditCommandTests {
     static func unregisteredStream(reason: String, sameAtFirst: Bool) -> [String] {
         let n1 = "ab000000-0000-4000-8000-000000000001"
         let actionable = R.actionable
-        let same = R.notification("ab000000-0000-4000-8000-000000000002", at: "2026-11-20T09:00:00Z", device: A.device,
-                                  task: 7, thread: "task-7", custom: actionable)
+        let same = R.notification(
+            "ab000000-0000-4000-8000-000000000002", at: "2026-11-20T09:00:00Z", device: A.device,
+            task: 7, thread: "task-7", custom: actionable)
         let gone = R.delivery("dlv-gone", for: n1, status: 410, reason: reason, at: "2026-11-20T09:00:00Z")
-        return [R.notification(n1, at: "2026-11-20T08:00:00Z", device: A.device, task: 7, thread: "task-7", custom: actionable)]
+        return [
+            R.notification(
+                n1, at: "2026-11-20T08:00:00Z", device: A.device, task: 7, thread: "task-7", custom: actionable)
+        ]
             + (sameAtFirst ? [same, gone] : [gone, same])
             + [
-                R.notification("ab000000-0000-4000-8000-000000000003", at: "2026-11-20T09:00:00.000001Z", device: A.device,
-                               task: 7, thread: "task-7", custom: actionable),
-                R.notification("ab000000-0000-4000-8000-000000000004", at: "2026-11-20T10:00:00Z", device: "0ther0device",
-                               task: 7, thread: "task-7", custom: actionable),
+                R.notification(
+                    "ab000000-0000-4000-8000-000000000003", at: "2026-11-20T09:00:00.000001Z", device: A.device,
+                    task: 7, thread: "task-7", custom: actionable),
+                R.notification(
+                    "ab000000-0000-4000-8000-000000000004", at: "2026-11-20T10:00:00Z", device: "0ther0device",
+                    task: 7, thread: "task-7", custom: actionable),
             ]
     }
 
-    @Test("sent_after_unregistered is strictly later than the 410: not at the same at, yes one microsecond later; whole-store and scoped agree",
-          arguments: [("Unregistered", false), ("Unregistered", true), ("ExpiredToken", false)])
+    @Test(
+        "sent_after_unregistered is strictly later than the 410: not at the same at, yes one microsecond later; whole-store and scoped agree",
+        arguments: [("Unregistered", false), ("Unregistered", true), ("ExpiredToken", false)])
     func sentAfterUnregisteredBoundary(_ reason: String, _ sameAtFirst: Bool) throws {
         let dir = try TempDir()
         let store = try R.ingest(dir, AuditCommandTests.unregisteredStream(reason: reason, sameAtFirst: sameAtFirst))
@@ -268,15 +281,20 @@ struct AuditCommandTests {
             let (status, findings, _) = try A.audit(store, scope)
             #expect(status == 1)
             let late = findings.filter { $0["code"] == .string("sent_after_unregistered") }
-            #expect(late.compactMap { $0["id"]?.string } == ["ab000000-0000-4000-8000-000000000003"], "\(scope): \(findings)")
+            #expect(
+                late.compactMap { $0["id"]?.string } == ["ab000000-0000-4000-8000-000000000003"],
+                "\(scope): \(findings)")
             #expect(late.first?["message"]?.string?.contains("dlv-gone") == true, "\(scope)")
             #expect(late.first?["message"]?.string?.contains(reason) == true, "\(scope)")
-            #expect(findings.compactMap { $0["code"]?.string }.sorted() == ["delivery_failed", "sent_after_unregistered"], "\(scope)")
+            #expect(
+                findings.compactMap { $0["code"]?.string }.sorted() == ["delivery_failed", "sent_after_unregistered"],
+                "\(scope)")
         }
         // The task and thread views show it at the same event.
         let history = R.elements(try R.json(store, ["task", "7", "--json"])["history"])
-        #expect(history.filter { $0["finding"] == .string("sent_after_unregistered") }.compactMap { $0["id"]?.string }
-            == ["ab000000-0000-4000-8000-000000000003"])
+        #expect(
+            history.filter { $0["finding"] == .string("sent_after_unregistered") }.compactMap { $0["id"]?.string }
+                == ["ab000000-0000-4000-8000-000000000003"])
         // Before the 410 was known (--until / --at), nothing is sent after it.
         let early = try A.audit(store, ["--until", "2026-11-20T08:59:59Z"])
         #expect(early.status == 0, "\(early.findings)")
@@ -287,7 +305,9 @@ struct AuditCommandTests {
 
     /// The ids flagged sent_after_unregistered by `audit --json` in `scope`.
     static func sentAfterUnregistered(_ store: String, _ scope: [String]) throws -> [String] {
-        try A.audit(store, scope).findings.filter { $0["code"] == .string("sent_after_unregistered") }.compactMap { $0["id"]?.string }
+        try A.audit(store, scope).findings.filter { $0["code"] == .string("sent_after_unregistered") }.compactMap {
+            $0["id"]?.string
+        }
     }
 
     // The rule: "a notification to a device … strictly later than a 410 delivery … for a
@@ -301,18 +321,25 @@ struct AuditCommandTests {
         let d1 = A.device
         let d2 = "bb22bb22cc33cc33dd44dd44ee55ee55ff66ff66007700770088008800990099aa"
         let n1 = "ad000000-0000-4000-8000-000000000001"
-        let store = try R.ingest(dir, [
-            R.notification(n1, at: "2026-11-20T08:00:00Z", device: d1, task: 7, thread: "task-7", custom: R.actionable),
-            // The answer for n1 (sent to d1) carries another token in its own device field.
-            R.delivery("dlv-mixed", for: n1, status: 410, reason: "Unregistered", at: "2026-11-20T09:00:00Z", device: d2),
-            R.notification("ad000000-0000-4000-8000-000000000002", at: "2026-11-20T10:00:00Z", device: d1, task: 7,
-                           thread: "task-7", custom: R.actionable),
-            R.notification("ad000000-0000-4000-8000-000000000003", at: "2026-11-20T11:00:00Z", device: d2, task: 7,
-                           thread: "task-7", custom: R.actionable),
-        ])
+        let store = try R.ingest(
+            dir,
+            [
+                R.notification(
+                    n1, at: "2026-11-20T08:00:00Z", device: d1, task: 7, thread: "task-7", custom: R.actionable),
+                // The answer for n1 (sent to d1) carries another token in its own device field.
+                R.delivery(
+                    "dlv-mixed", for: n1, status: 410, reason: "Unregistered", at: "2026-11-20T09:00:00Z", device: d2),
+                R.notification(
+                    "ad000000-0000-4000-8000-000000000002", at: "2026-11-20T10:00:00Z", device: d1, task: 7,
+                    thread: "task-7", custom: R.actionable),
+                R.notification(
+                    "ad000000-0000-4000-8000-000000000003", at: "2026-11-20T11:00:00Z", device: d2, task: 7,
+                    thread: "task-7", custom: R.actionable),
+            ])
         for scope in AuditCommandTests.scopes {
-            #expect(try AuditCommandTests.sentAfterUnregistered(store, scope) == ["ad000000-0000-4000-8000-000000000002"],
-                    "\(scope): a 410 for a notification to d1 marks d1, not the delivery's own d2")
+            #expect(
+                try AuditCommandTests.sentAfterUnregistered(store, scope) == ["ad000000-0000-4000-8000-000000000002"],
+                "\(scope): a 410 for a notification to d1 marks d1, not the delivery's own d2")
         }
     }
 
@@ -322,13 +349,18 @@ struct AuditCommandTests {
         let n1 = "ae000000-0000-4000-8000-000000000001"
         let n2 = "ae000000-0000-4000-8000-000000000002"
         // First run: only the 410 (no device field of its own).
-        try R.ingest(dir, [R.delivery("dlv-early", for: n1, status: 410, reason: "Unregistered", at: "2026-11-20T08:00:01Z")],
-                     file: "first.ndjson")
+        try R.ingest(
+            dir, [R.delivery("dlv-early", for: n1, status: 410, reason: "Unregistered", at: "2026-11-20T08:00:01Z")],
+            file: "first.ndjson")
         // Second run: the notification it answers, then a later one to the same device.
-        let store = try R.ingest(dir, [
-            R.notification(n2, at: "2026-11-20T10:00:00Z", device: A.device, task: 7, thread: "task-7", custom: R.actionable),
-            R.notification(n1, at: "2026-11-20T08:00:00Z", device: A.device, task: 7, thread: "task-7", custom: R.actionable),
-        ], file: "second.ndjson")
+        let store = try R.ingest(
+            dir,
+            [
+                R.notification(
+                    n2, at: "2026-11-20T10:00:00Z", device: A.device, task: 7, thread: "task-7", custom: R.actionable),
+                R.notification(
+                    n1, at: "2026-11-20T08:00:00Z", device: A.device, task: 7, thread: "task-7", custom: R.actionable),
+            ], file: "second.ndjson")
         for scope in AuditCommandTests.scopes {
             #expect(try AuditCommandTests.sentAfterUnregistered(store, scope) == [n2], "\(scope)")
         }
@@ -338,12 +370,15 @@ struct AuditCommandTests {
         #expect(thread.first { $0["id"] == .string(n2) }?["finding"] == .string("sent_after_unregistered"))
     }
 
-    @Test("audit follows (at, seq): with a cancel and a notification at the same at, the lower seq decides", arguments: [true, false])
+    @Test(
+        "audit follows (at, seq): with a cancel and a notification at the same at, the lower seq decides",
+        arguments: [true, false])
     func tiesInAudit(_ cancelFirst: Bool) throws {
         let dir = try TempDir()
         let cancel = R.action("tie-cancel", "cancel", at: "2026-11-20T09:00:00Z", task: 7)
-        let notification = R.notification("ac000000-0000-4000-8000-000000000001", at: "2026-11-20T09:00:00Z", task: 7,
-                                          thread: "task-7", custom: R.actionable)
+        let notification = R.notification(
+            "ac000000-0000-4000-8000-000000000001", at: "2026-11-20T09:00:00Z", task: 7,
+            thread: "task-7", custom: R.actionable)
         let store = try R.ingest(dir, cancelFirst ? [cancel, notification] : [notification, cancel])
         let (status, findings, _) = try A.audit(store)
         if cancelFirst {

@@ -29,7 +29,8 @@ struct BrokenRule: Sendable, CustomTestStringConvertible {
     /// A line of exactly `size` bytes (a delivery with a padding field).
     static func delivery(ofSize size: Int) -> String {
         let bare = Line.delivery("sized", extra: ",\"pad\":\"\"")
-        return Line.delivery("sized", extra: ",\"pad\":\"" + String(repeating: "x", count: size - bare.utf8.count) + "\"")
+        return Line.delivery(
+            "sized", extra: ",\"pad\":\"" + String(repeating: "x", count: size - bare.utf8.count) + "\"")
     }
 
     static let all: [BrokenRule] = [
@@ -38,49 +39,105 @@ struct BrokenRule: Sendable, CustomTestStringConvertible {
         BrokenRule("a string, not an object", "\"delivery\"", "not an object"),
         BrokenRule("invalid UTF-8 (0xFF)", deliveryWithUserBytes([0xFF]), "invalid UTF-8"),
         BrokenRule("invalid UTF-8 (overlong 0xC0 0xAF)", deliveryWithUserBytes([0xC0, 0xAF]), "invalid UTF-8"),
-        BrokenRule("invalid UTF-8 (encoded surrogate 0xED 0xA0 0x80)", deliveryWithUserBytes([0xED, 0xA0, 0x80]), "invalid UTF-8"),
-        BrokenRule("a lone high surrogate", Line.delivery("bad", user: "u").replacingOccurrences(of: "\"u\"", with: "\"u\\uD800\""), "lone high surrogate"),
-        BrokenRule("a lone low surrogate", Line.delivery("bad", user: "u").replacingOccurrences(of: "\"u\"", with: "\"u\\uDC00x\""), "lone low surrogate"),
-        BrokenRule("type missing", "{\"id\":\"bad\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"u\",\"notification_id\":\"n\",\"status\":200}", "missing \"type\""),
-        BrokenRule("type unknown", Line.delivery("bad").replacingOccurrences(of: "\"delivery\"", with: "\"ping\""), "\"type\" is \"ping\"; expected notification, action or delivery"),
-        BrokenRule("type not a string", Line.delivery("bad").replacingOccurrences(of: "\"delivery\"", with: "3"), "\"type\" must be a string"),
-        BrokenRule("id missing", Line.delivery("bad").replacingOccurrences(of: "\"id\":\"bad\",", with: ""), "missing \"id\""),
+        BrokenRule(
+            "invalid UTF-8 (encoded surrogate 0xED 0xA0 0x80)", deliveryWithUserBytes([0xED, 0xA0, 0x80]),
+            "invalid UTF-8"),
+        BrokenRule(
+            "a lone high surrogate",
+            Line.delivery("bad", user: "u").replacingOccurrences(of: "\"u\"", with: "\"u\\uD800\""),
+            "lone high surrogate"),
+        BrokenRule(
+            "a lone low surrogate",
+            Line.delivery("bad", user: "u").replacingOccurrences(of: "\"u\"", with: "\"u\\uDC00x\""),
+            "lone low surrogate"),
+        BrokenRule(
+            "type missing",
+            "{\"id\":\"bad\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"u\",\"notification_id\":\"n\",\"status\":200}",
+            "missing \"type\""),
+        BrokenRule(
+            "type unknown", Line.delivery("bad").replacingOccurrences(of: "\"delivery\"", with: "\"ping\""),
+            "\"type\" is \"ping\"; expected notification, action or delivery"),
+        BrokenRule(
+            "type not a string", Line.delivery("bad").replacingOccurrences(of: "\"delivery\"", with: "3"),
+            "\"type\" must be a string"),
+        BrokenRule(
+            "id missing", Line.delivery("bad").replacingOccurrences(of: "\"id\":\"bad\",", with: ""), "missing \"id\""),
         BrokenRule("id empty", Line.delivery(""), "\"id\" must be 1–128 bytes, not 0"),
-        BrokenRule("id of 129 bytes", Line.delivery(String(repeating: "i", count: 129)), "\"id\" must be 1–128 bytes, not 129"),
-        BrokenRule("id of 130 bytes in 65 two-byte characters", Line.delivery(String(repeating: "é", count: 65)), "\"id\" must be 1–128 bytes, not 130"),
+        BrokenRule(
+            "id of 129 bytes", Line.delivery(String(repeating: "i", count: 129)), "\"id\" must be 1–128 bytes, not 129"),
+        BrokenRule(
+            "id of 130 bytes in 65 two-byte characters", Line.delivery(String(repeating: "é", count: 65)),
+            "\"id\" must be 1–128 bytes, not 130"),
         BrokenRule("at not a time", Line.delivery("bad", at: "yesterday"), "\"at\" is \"yesterday\""),
-        BrokenRule("at without a zone", Line.delivery("bad", at: "2026-11-29T10:00:00"), "\"at\" is \"2026-11-29T10:00:00\""),
-        BrokenRule("at on February 30", Line.delivery("bad", at: "2026-02-30T10:00:00Z"), "\"at\" is \"2026-02-30T10:00:00Z\""),
+        BrokenRule(
+            "at without a zone", Line.delivery("bad", at: "2026-11-29T10:00:00"), "\"at\" is \"2026-11-29T10:00:00\""),
+        BrokenRule(
+            "at on February 30", Line.delivery("bad", at: "2026-02-30T10:00:00Z"), "\"at\" is \"2026-02-30T10:00:00Z\""),
         BrokenRule("user empty", Line.delivery("bad", user: ""), "\"user\" must be 1–256 bytes, not 0"),
-        BrokenRule("user of 257 bytes", Line.delivery("bad", user: String(repeating: "u", count: 257)), "\"user\" must be 1–256 bytes, not 257"),
-        BrokenRule("notification payload missing", "{\"type\":\"notification\",\"id\":\"bad\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"u\"}", "notification has no \"payload\""),
-        BrokenRule("notification payload not an object", "{\"type\":\"notification\",\"id\":\"bad\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"u\",\"payload\":[1]}", "\"payload\" must be an object"),
-        BrokenRule("notification payload without aps", "{\"type\":\"notification\",\"id\":\"bad\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"u\",\"payload\":{\"task_id\":1}}", "\"payload\" has no \"aps\" object"),
-        BrokenRule("notification aps not an object", "{\"type\":\"notification\",\"id\":\"bad\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"u\",\"payload\":{\"aps\":\"x\"}}", "\"payload.aps\" must be an object"),
-        BrokenRule("thread-id of 256 bytes", Line.notification("bad", thread: String(repeating: "t", count: 256)), "\"payload.aps.thread-id\" must be 1–255 bytes, not 256"),
-        BrokenRule("thread-id empty", Line.notification("bad", thread: ""), "\"payload.aps.thread-id\" must be 1–255 bytes, not 0"),
-        BrokenRule("action task_id missing", Line.action("bad").replacingOccurrences(of: "\"task_id\":1101,", with: ""), "action has no \"task_id\""),
-        BrokenRule("action task_id a string", Line.action("bad").replacingOccurrences(of: "1101", with: "\"1101\""), "\"task_id\" must be an integer"),
-        BrokenRule("action task_id a fraction", Line.action("bad").replacingOccurrences(of: "1101", with: "1101.5"), "\"task_id\" must be an integer"),
+        BrokenRule(
+            "user of 257 bytes", Line.delivery("bad", user: String(repeating: "u", count: 257)),
+            "\"user\" must be 1–256 bytes, not 257"),
+        BrokenRule(
+            "notification payload missing",
+            "{\"type\":\"notification\",\"id\":\"bad\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"u\"}",
+            "notification has no \"payload\""),
+        BrokenRule(
+            "notification payload not an object",
+            "{\"type\":\"notification\",\"id\":\"bad\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"u\",\"payload\":[1]}",
+            "\"payload\" must be an object"),
+        BrokenRule(
+            "notification payload without aps",
+            "{\"type\":\"notification\",\"id\":\"bad\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"u\",\"payload\":{\"task_id\":1}}",
+            "\"payload\" has no \"aps\" object"),
+        BrokenRule(
+            "notification aps not an object",
+            "{\"type\":\"notification\",\"id\":\"bad\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"u\",\"payload\":{\"aps\":\"x\"}}",
+            "\"payload.aps\" must be an object"),
+        BrokenRule(
+            "thread-id of 256 bytes", Line.notification("bad", thread: String(repeating: "t", count: 256)),
+            "\"payload.aps.thread-id\" must be 1–255 bytes, not 256"),
+        BrokenRule(
+            "thread-id empty", Line.notification("bad", thread: ""),
+            "\"payload.aps.thread-id\" must be 1–255 bytes, not 0"),
+        BrokenRule(
+            "action task_id missing", Line.action("bad").replacingOccurrences(of: "\"task_id\":1101,", with: ""),
+            "action has no \"task_id\""),
+        BrokenRule(
+            "action task_id a string", Line.action("bad").replacingOccurrences(of: "1101", with: "\"1101\""),
+            "\"task_id\" must be an integer"),
+        BrokenRule(
+            "action task_id a fraction", Line.action("bad").replacingOccurrences(of: "1101", with: "1101.5"),
+            "\"task_id\" must be an integer"),
         BrokenRule("action unknown", Line.action("bad", action: "snooze"), "\"action\" is \"snooze\""),
-        BrokenRule("outcome unknown", Line.action("bad", outcome: "maybe"), "\"outcome\" is \"maybe\"; expected ok, rejected or failed"),
-        BrokenRule("delivery without notification_id", Line.delivery("bad").replacingOccurrences(of: ",\"notification_id\":\"n-1\"", with: ""), "delivery has no \"notification_id\""),
+        BrokenRule(
+            "outcome unknown", Line.action("bad", outcome: "maybe"),
+            "\"outcome\" is \"maybe\"; expected ok, rejected or failed"),
+        BrokenRule(
+            "delivery without notification_id",
+            Line.delivery("bad").replacingOccurrences(of: ",\"notification_id\":\"n-1\"", with: ""),
+            "delivery has no \"notification_id\""),
         BrokenRule("delivery status 600", Line.delivery("bad", status: 600), "from 100 to 599, not 600"),
         BrokenRule("delivery status 99", Line.delivery("bad", status: 99), "from 100 to 599, not 99"),
-        BrokenRule("delivery status missing", Line.delivery("bad").replacingOccurrences(of: ",\"status\":200", with: ""), "delivery has no \"status\""),
+        BrokenRule(
+            "delivery status missing", Line.delivery("bad").replacingOccurrences(of: ",\"status\":200", with: ""),
+            "delivery has no \"status\""),
         BrokenRule("a line of 64 KiB + 1 bytes", delivery(ofSize: 65_537), "over the limit of 65536 (64 KiB)"),
-        BrokenRule("a line starting with a BOM", [0xEF, 0xBB, 0xBF] + Array(Line.delivery("bad").utf8), "byte-order mark"),
+        BrokenRule(
+            "a line starting with a BOM", [0xEF, 0xBB, 0xBF] + Array(Line.delivery("bad").utf8), "byte-order mark"),
     ]
 }
 
 @Suite("Bad input, end to end through the executable")
 struct BadInputTests {
-    @Test("a line breaking a rule of the input format is rejected with FILE:2 and its reason; the good lines around it are stored", arguments: BrokenRule.all)
+    @Test(
+        "a line breaking a rule of the input format is rejected with FILE:2 and its reason; the good lines around it are stored",
+        arguments: BrokenRule.all)
     func rejectsTheLineAndKeepsTheRest(_ rule: BrokenRule) throws {
         let dir = try TempDir()
         let first = Line.delivery("good-before")
         let last = Line.delivery("good-after", user: "u_other")
-        let input = try dir.write("input.ndjson", bytes: Array((first + "\n").utf8) + rule.line + Array(("\n" + last + "\n").utf8))
+        let input = try dir.write(
+            "input.ndjson", bytes: Array((first + "\n").utf8) + rule.line + Array(("\n" + last + "\n").utf8))
 
         let ingest = try Binary.run(["--store", dir.store, "ingest", input])
         #expect(ingest.status == 65, "\(ingest)")
@@ -107,7 +164,8 @@ struct BadInputTests {
             Line.delivery(String(repeating: "i", count: 128)),
             Line.delivery(String(repeating: "é", count: 64)),
             // 128 bytes once unescaped, 768 as written.
-            Line.delivery("x").replacingOccurrences(of: "\"x\"", with: "\"" + String(repeating: "\\u0063", count: 128) + "\""),
+            Line.delivery("x").replacingOccurrences(
+                of: "\"x\"", with: "\"" + String(repeating: "\\u0063", count: 128) + "\""),
             Line.delivery("user-256", user: String(repeating: "u", count: 256)),
             Line.notification("thread-255", thread: String(repeating: "t", count: 255)),
             Line.delivery("status-100", status: 100),
@@ -127,7 +185,8 @@ struct BadInputTests {
     @Test("an event time with an offset and sub-microsecond digits is shown in UTC, truncated")
     func offsetTimesAreNormalised() throws {
         let dir = try TempDir()
-        let input = try dir.write("at.ndjson", lines: [Line.delivery("offset", at: "2026-11-17T10:00:00.1239999+02:00")])
+        let input = try dir.write(
+            "at.ndjson", lines: [Line.delivery("offset", at: "2026-11-17T10:00:00.1239999+02:00")])
         #expect(CLI.run(store: dir.store, ["ingest", input]).status == 0)
         let show = CLI.run(store: dir.store, ["show", "offset"])
         #expect(show.status == 0)
@@ -168,7 +227,8 @@ struct BadInputTests {
     @Test("a last line without a line break is read")
     func lastLineWithoutNewline() throws {
         let dir = try TempDir()
-        let input = try dir.write("tail.ndjson", bytes: Array((Line.delivery("one") + "\n" + Line.delivery("two")).utf8))
+        let input = try dir.write(
+            "tail.ndjson", bytes: Array((Line.delivery("one") + "\n" + Line.delivery("two")).utf8))
         let r = CLI.run(store: dir.store, ["ingest", "--json", input])
         #expect(r.status == 0)
         #expect(try r.json()["appended"]?.int == 2)

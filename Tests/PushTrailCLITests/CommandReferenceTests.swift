@@ -44,7 +44,9 @@ struct CommandReferenceTests {
         let globals = try #require(Self.section("Global options"))
         for option in GlobalOptions.list { #expect(globals.contains("--\(option.name)"), "--\(option.name)") }
         let statuses = try #require(Self.section("Exit statuses"))
-        for status in [ExitStatus.success, ExitStatus.notFound, ExitStatus.usage, ExitStatus.dataError, ExitStatus.ioError] {
+        for status in [
+            ExitStatus.success, ExitStatus.notFound, ExitStatus.usage, ExitStatus.dataError, ExitStatus.ioError,
+        ] {
             #expect(statuses.contains("| \(status) |") || statuses.contains("`\(status)`"), "exit status \(status)")
         }
     }

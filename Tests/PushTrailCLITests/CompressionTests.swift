@@ -30,17 +30,22 @@ struct CompressionTests {
     }
 
     static func put(_ store: String, _ seq: UInt64, _ value: [UInt8]) throws {
-        try Tampering.write(store, database: "events") { events, txn -> Void in try events.put(Tampering.seqKey(seq), value, in: txn) }
+        try Tampering.write(store, database: "events") { events, txn -> Void in
+            try events.put(Tampering.seqKey(seq), value, in: txn)
+        }
     }
 
     static func isCompressed(_ value: [UInt8]) -> Bool { value[0] & 0x80 != 0 }
 
     /// The stored events as `log --raw` gives them back, sorted, beside the input sorted.
-    static func expectSameEvents(_ store: String, _ lines: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func expectSameEvents(_ store: String, _ lines: [String], sourceLocation: SourceLocation = #_sourceLocation)
+        throws
+    {
         let raw = CLI.run(store: store, ["log", "--raw"])
         #expect(raw.status == 0, "\(raw)", sourceLocation: sourceLocation)
         let stored = raw.stdout.split(separator: "\n", omittingEmptySubsequences: true).map(String.init).sorted()
-        #expect(stored == lines.sorted(), "log --raw gives back the input byte for byte", sourceLocation: sourceLocation)
+        #expect(
+            stored == lines.sorted(), "log --raw gives back the input byte for byte", sourceLocation: sourceLocation)
     }
 
     static func verify(_ store: String) throws -> (Outcome, JSON) {
@@ -94,7 +99,9 @@ struct CompressionTests {
         #expect(show["event"]?.description == (try JSON.parse(Array(lines[0].utf8))).description)
     }
 
-    @Test("duplicates and conflicts are told apart against compressed records; --strict compresses with the store's dictionary")
+    @Test(
+        "duplicates and conflicts are told apart against compressed records; --strict compresses with the store's dictionary"
+    )
     func duplicatesConflictsAndStrict() throws {
         let dir = try TempDir()
         let lines = TamperKit.lines(count: 1500, seed: 47)
@@ -145,7 +152,9 @@ struct CompressionTests {
         #expect(out == lines[seq], "seq \(seq + 1) is input line \(seq + 1)")
     }
 
-    @Test("a store that never had 1,000 events in one ingest stays format 1; the next large ingest compresses what it brings")
+    @Test(
+        "a store that never had 1,000 events in one ingest stays format 1; the next large ingest compresses what it brings"
+    )
     func smallStoresStayWhole() throws {
         let dir = try TempDir()
         let first = TamperKit.lines(count: 300, seed: 41)
@@ -196,7 +205,9 @@ struct CompressionTests {
     func missingDictionaryIsNamed() throws {
         let dir = try TempDir()
         let (store, _) = try Self.mixedStore(in: dir)
-        let removed = try Tampering.write(store, database: "meta") { meta, txn in try meta.delete(Array("dictionary.1".utf8), in: txn) }
+        let removed = try Tampering.write(store, database: "meta") { meta, txn in
+            try meta.delete(Array("dictionary.1".utf8), in: txn)
+        }
         #expect(removed)
         let (v, json) = try Self.verify(store)
         #expect(v.status == 1, "\(v)")

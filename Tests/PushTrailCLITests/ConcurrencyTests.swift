@@ -28,9 +28,11 @@ struct ConcurrencyTests {
     func eightWritersAndReaders() throws {
         let dir = try TempDir()
         // A thread to read while the writers run.
-        let seed = try dir.write("seed.ndjson", lines: [
-            Line.notification("11111111-1111-4111-8111-111111111111", thread: "task-1", task: 1)
-        ])
+        let seed = try dir.write(
+            "seed.ndjson",
+            lines: [
+                Line.notification("11111111-1111-4111-8111-111111111111", thread: "task-1", task: 1)
+            ])
         #expect(try Binary.run(["--store", dir.store, "ingest", "-q", seed]).status == 0)
         let inputs = try (0..<8).map { p in
             try dir.write("in\(p).ndjson", lines: Line.deliveries("w\(p)", count: 1000, user: "u\(p)"))
@@ -66,7 +68,8 @@ struct ConcurrencyTests {
         // Enough events that verify's threads share ranges of them.
         let first = try dir.write("first.ndjson", lines: Line.deliveries("v0", count: 3000))
         #expect(try Binary.run(["--store", dir.store, "ingest", "-q", first]).status == 0)
-        let inputs = try (1...40).map { p in try dir.write("in\(p).ndjson", lines: Line.deliveries("v\(p)", count: 100)) }
+        let inputs = try (1...40).map { p in try dir.write("in\(p).ndjson", lines: Line.deliveries("v\(p)", count: 100))
+        }
         let writers = try inputs.map { try Binary.start(["--store", dir.store, "ingest", "-q", $0]) }
         var runs = 0
         var failures: [String] = []
@@ -108,7 +111,8 @@ struct ConcurrencyTests {
         kill(holder.process.processIdentifier, SIGKILL)
         _ = try? holder.wait()
 
-        let inputs = try (0..<3).map { p in try dir.write("in\(p).ndjson", lines: Line.deliveries("k\(p)", count: 1000)) }
+        let inputs = try (0..<3).map { p in try dir.write("in\(p).ndjson", lines: Line.deliveries("k\(p)", count: 1000))
+        }
         let writers = try inputs.map { try Binary.start(["--store", dir.store, "ingest", "--json", $0], timeout: 120) }
         for w in writers {
             let o = try w.wait()
@@ -168,10 +172,14 @@ struct ConcurrencyTests {
         let inputs = try (0..<4).map { p in
             try dir.write("in\(p).ndjson", lines: Line.deliveries("m\(p)", count: 12_000, padding: 1000))
         }
-        let total = try inputs.reduce(0) { $0 + (try FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int ?? 0) }
+        let total = try inputs.reduce(0) {
+            $0 + (try FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int ?? 0)
+        }
         #expect(total >= 50 << 20, "inputs are \(total) bytes")
         let env = ["PUSHTRAIL_MAP_SIZE": "1048576"]
-        let writers = try inputs.map { try Binary.start(["--store", dir.store, "ingest", "--json", $0], environment: env, timeout: 600) }
+        let writers = try inputs.map {
+            try Binary.start(["--store", dir.store, "ingest", "--json", $0], environment: env, timeout: 600)
+        }
         for w in writers {
             let o = try w.wait()
             #expect(o.status == 0, "\(o)")

@@ -32,10 +32,12 @@ struct DamagedReferenceTests {
     }
 
     /// The query fails with exit 74 and one line naming the damaged seq.
-    func expectDamage(_ dir: TempDir, _ argv: [String], seq: UInt64, sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectDamage(_ dir: TempDir, _ argv: [String], seq: UInt64, sourceLocation: SourceLocation = #_sourceLocation)
+    {
         let r = CLI.run(store: dir.store, argv)
         #expect(r.status == 74, "\(argv): \(r)", sourceLocation: sourceLocation)
-        #expect(r.stderr.contains("event seq \(seq) is damaged"), "\(argv): \(r.stderr)", sourceLocation: sourceLocation)
+        #expect(
+            r.stderr.contains("event seq \(seq) is damaged"), "\(argv): \(r.stderr)", sourceLocation: sourceLocation)
         #expect(r.stderr.split(separator: "\n").count == 1, "\(argv): \(r.stderr)", sourceLocation: sourceLocation)
     }
 
@@ -55,7 +57,9 @@ struct DamagedReferenceTests {
     @Test("task, thread, show and a scoped audit: the pressed notification is damaged")
     func referencedNotification() throws {
         let dir = try pressOnOtherTasksNotification()
-        for argv in [["task", "7"], ["task", "7", "--json"], ["thread", "task-7"], ["show", "act-7"], ["audit", "--task", "7"]] {
+        for argv in [
+            ["task", "7"], ["task", "7", "--json"], ["thread", "task-7"], ["show", "act-7"], ["audit", "--task", "7"],
+        ] {
             expectDamage(dir, argv, seq: 3)
         }
         // The same store without a lookup of seq 3: answered.
@@ -70,8 +74,9 @@ struct DamagedReferenceTests {
             [
                 Line.notification(Self.n8, device: Self.device, thread: "task-8", task: 8, at: "2026-11-20T07:00:00Z"),
                 Line.notification(Self.n9, device: Self.device, thread: "task-9", task: 9, at: "2026-11-20T09:00:00Z"),
-                Line.delivery("dlv-gone", notification: Self.n8, status: 410, at: "2026-11-20T08:00:00Z",
-                              extra: ",\"reason\":\"Unregistered\""),
+                Line.delivery(
+                    "dlv-gone", notification: Self.n8, status: 410, at: "2026-11-20T08:00:00Z",
+                    extra: ",\"reason\":\"Unregistered\""),
             ], damaging: 3)
         for argv in [["task", "9"], ["thread", "task-9"], ["show", Self.n9], ["audit", "--task", "9"]] {
             expectDamage(dir, argv, seq: 3)

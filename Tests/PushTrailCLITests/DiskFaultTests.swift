@@ -36,7 +36,9 @@ struct DiskFaultTests {
         }
     }
 
-    @Test("a full disk mid-ingest exits 74 with one line, keeps whole batches, and a re-run completes", arguments: ["ENOSPC", "EIO"])
+    @Test(
+        "a full disk mid-ingest exits 74 with one line, keeps whole batches, and a re-run completes",
+        arguments: ["ENOSPC", "EIO"])
     func faultThenRerun(errno name: String) throws {
         let dir = try TempDir()
         let shim = try Self.buildShim(in: dir)
@@ -54,7 +56,9 @@ struct DiskFaultTests {
         let errorLines = faulty.stderr.split(separator: "\n")
         #expect(errorLines.count == 1, "one line on stderr: \(faulty.stderr)")
         let expected = name == "ENOSPC" ? "No space left on device" : "Input/output error"
-        #expect(faulty.stderr.contains(expected) && faulty.stderr.contains("run the same command again"), "\(faulty.stderr)")
+        #expect(
+            faulty.stderr.contains(expected) && faulty.stderr.contains("run the same command again"), "\(faulty.stderr)"
+        )
 
         // Whole transactions only: verify passes and the count is a multiple of the batch.
         let verify = try Binary.run(["--store", store, "verify", "--json"])
@@ -72,7 +76,9 @@ struct DiskFaultTests {
         #expect(try final.json()["events"]?.int == 40_000)
     }
 
-    @Test("a page of the map the disk cannot back (SIGBUS) exits 74 with one line, keeps the last commit, and a re-run completes")
+    @Test(
+        "a page of the map the disk cannot back (SIGBUS) exits 74 with one line, keeps the last commit, and a re-run completes"
+    )
     func mapFaultThenRerun() throws {
         let dir = try TempDir()
         let shim = try Self.buildShim(in: dir)
@@ -90,7 +96,9 @@ struct DiskFaultTests {
         // The file cannot grow: the first page written past its end faults.
         let faulty = try Binary.run(
             ["--store", store, "ingest", "-q", input],
-            environment: ["LD_PRELOAD": shim, "FAULT_DIR": store, "FAULT_NO_GROW": "1", "PUSHTRAIL_BATCH_EVENTS": "2000"])
+            environment: [
+                "LD_PRELOAD": shim, "FAULT_DIR": store, "FAULT_NO_GROW": "1", "PUSHTRAIL_BATCH_EVENTS": "2000",
+            ])
         #expect(faulty.status == 74, "\(faulty)")
         let lines = faulty.stderr.split(separator: "\n")
         #expect(lines.count == 1, "one line on stderr: \(faulty.stderr)")

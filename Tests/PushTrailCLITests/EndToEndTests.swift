@@ -169,7 +169,8 @@ struct EndToEndTests {
         let dir = try TempDir()
         let lines = Line.deliveries("strict", count: 5000, padding: 1000)
         let input = try dir.write("big.ndjson", lines: lines)
-        let r = CLI.run(store: dir.store, ["ingest", "--strict", "--json", input], environment: ["PUSHTRAIL_MAP_SIZE": "1048576"])
+        let r = CLI.run(
+            store: dir.store, ["ingest", "--strict", "--json", input], environment: ["PUSHTRAIL_MAP_SIZE": "1048576"])
         #expect(r.status == 0, "\(r)")
         let s = try r.json()
         #expect(s["appended"]?.int == 5000)
@@ -188,7 +189,9 @@ struct EndToEndTests {
             try dir.write("in\(p).ndjson", lines: Line.deliveries("g\(p)", count: 1500, padding: 1000))
         }
         let env = ["PUSHTRAIL_MAP_SIZE": "1048576"]
-        let running = try inputs.map { try Binary.start(["--store", dir.store, "ingest", "--json", $0], environment: env) }
+        let running = try inputs.map {
+            try Binary.start(["--store", dir.store, "ingest", "--json", $0], environment: env)
+        }
         for w in running {
             let o = try w.wait()
             #expect(o.status == 0, "\(o)")

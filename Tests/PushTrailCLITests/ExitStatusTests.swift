@@ -4,9 +4,13 @@ import Testing
 @Suite("Exit statuses, usage and help")
 struct ExitStatusTests {
     static let commands = ["ingest", "import", "show", "head", "stats", "verify"]
-    static let readingCommands: [[String]] = [["show", "@1"], ["head"], ["stats"], ["verify"], ["show", "--json", "x"], ["stats", "--json"]]
+    static let readingCommands: [[String]] = [
+        ["show", "@1"], ["head"], ["stats"], ["verify"], ["show", "--json", "x"], ["stats", "--json"],
+    ]
 
-    @Test("a reading command on a missing store is exit 74 with one line, and creates nothing", arguments: readingCommands)
+    @Test(
+        "a reading command on a missing store is exit 74 with one line, and creates nothing", arguments: readingCommands
+    )
     func missingStore(_ argv: [String]) throws {
         let dir = try TempDir()
         let r = CLI.run(store: dir.store, argv)
@@ -22,7 +26,8 @@ struct ExitStatusTests {
     @Test("a directory without a store in it counts as a missing store for reading commands")
     func emptyDirectory() throws {
         let dir = try TempDir()
-        try FileManager.default.createDirectory(atPath: dir.store, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: dir.store, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         let r = CLI.run(store: dir.store, ["stats"])
         #expect(r.status == 74)
         #expect(r.stderrLines.count == 1)
@@ -139,7 +144,9 @@ struct PermissionTests {
         #expect(files.contains("data.mdb"))
         #expect(files.contains("lock.mdb"))
         for f in files {
-            #expect(mode(of: dir.store + "/" + f) == 0o600, "\(f) has mode \(String(mode(of: dir.store + "/" + f) ?? 0, radix: 8))")
+            #expect(
+                mode(of: dir.store + "/" + f) == 0o600,
+                "\(f) has mode \(String(mode(of: dir.store + "/" + f) ?? 0, radix: 8))")
         }
     }
 
@@ -153,7 +160,9 @@ struct PermissionTests {
         #expect(mode(of: dir.store + "/lock.mdb") == 0o600)
     }
 
-    @Test("a store directory writable by others (0777, 0722) is refused with exit 74, for writing and reading", arguments: [0o777, 0o722] as [Int])
+    @Test(
+        "a store directory writable by others (0777, 0722) is refused with exit 74, for writing and reading",
+        arguments: [0o777, 0o722] as [Int])
     func insecureStore(_ permissions: Int) throws {
         let dir = try TempDir()
         let input = try dir.write("in.ndjson", lines: [Line.delivery("d-1")])

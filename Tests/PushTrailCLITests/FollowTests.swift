@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// Helpers of the `log -f` tests, kept in their own namespace.
-fileprivate enum FollowFixtures {}
+private enum FollowFixtures {}
 
 extension FollowFixtures {
     /// `pushtrail … log -f` running as a real process, its stdout on a pipe this test
@@ -35,7 +35,9 @@ extension FollowFixtures {
             readEnd = stdoutPipe.fileHandleForReading.fileDescriptor
             process.executableURL = URL(fileURLWithPath: try Binary.path())
             process.arguments = arguments
-            let env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHTRAIL_") && $0.key != "NO_COLOR" }
+            let env = ProcessInfo.processInfo.environment.filter {
+                !$0.key.hasPrefix("PUSHTRAIL_") && $0.key != "NO_COLOR"
+            }
             process.environment = env
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = stdoutPipe
@@ -171,7 +173,8 @@ struct FollowTests {
         #expect(follower.process.terminationStatus == 0)
         follower.waitForLines(6, within: 2)
         #expect(follower.sawEndOfFile)
-        #expect(follower.lines.count == 5 && follower.partialLine.isEmpty, "\(follower.lines) + \(follower.partialLine)")
+        #expect(
+            follower.lines.count == 5 && follower.partialLine.isEmpty, "\(follower.lines) + \(follower.partialLine)")
         #expect(follower.stderr.isEmpty, "stderr: \(follower.stderr)")
     }
 

@@ -50,7 +50,9 @@ enum HostileFixtures {
         guard lines.count == reasons.count else {
             throw HarnessError("\(name).ndjson has \(lines.count) lines but \(name).reasons has \(reasons.count)")
         }
-        return zip(lines, reasons).enumerated().map { Case(origin: "\(name).ndjson:\($0.offset + 1)", line: $0.element.0, reason: $0.element.1) }
+        return zip(lines, reasons).enumerated().map {
+            Case(origin: "\(name).ndjson:\($0.offset + 1)", line: $0.element.0, reason: $0.element.1)
+        }
     }
 
     /// A valid event of each type in turn, with an id that names where it stands.
@@ -116,7 +118,8 @@ enum HostileFixtures {
     /// Checks that stderr holds exactly one `pushtrail: FILE:LINE: reason` line per
     /// hostile line, each one line of plain text with the expected reason.
     static func expectRejections(
-        _ outcome: Outcome, file: String, _ hostile: [(number: Int, hostileCase: Case)], sourceLocation: SourceLocation = #_sourceLocation
+        _ outcome: Outcome, file: String, _ hostile: [(number: Int, hostileCase: Case)],
+        sourceLocation: SourceLocation = #_sourceLocation
     ) {
         let prefix = "pushtrail: \(file):"
         var reported: [Int: String] = [:]
@@ -125,7 +128,9 @@ enum HostileFixtures {
                 let number = Int(line[line.index(line.startIndex, offsetBy: prefix.count)..<colon]),
                 line[colon...].hasPrefix(": ")
             else {
-                Issue.record("a stderr line without the 'pushtrail: FILE:LINE: ' prefix: \(line.debugDescription)", sourceLocation: sourceLocation)
+                Issue.record(
+                    "a stderr line without the 'pushtrail: FILE:LINE: ' prefix: \(line.debugDescription)",
+                    sourceLocation: sourceLocation)
                 continue
             }
             let reason = String(line[line.index(colon, offsetBy: 2)...])
@@ -137,7 +142,9 @@ enum HostileFixtures {
                 Issue.record("\(c.origin) (input line \(number)) was not reported", sourceLocation: sourceLocation)
                 continue
             }
-            #expect(!reason.trimmingCharacters(in: .whitespaces).isEmpty, "\(c.origin): empty reason", sourceLocation: sourceLocation)
+            #expect(
+                !reason.trimmingCharacters(in: .whitespaces).isEmpty, "\(c.origin): empty reason",
+                sourceLocation: sourceLocation)
             #expect(
                 c.reason.isEmpty || reason.contains(c.reason),
                 "\(c.origin) (input line \(number)): reason should contain \(c.reason.debugDescription), got \(reason.debugDescription)",
@@ -147,7 +154,9 @@ enum HostileFixtures {
                 "\(c.origin) (input line \(number)): the reason holds control characters \(controlCharacters(reason)): \(reason.debugDescription)",
                 sourceLocation: sourceLocation)
         }
-        #expect(reported.isEmpty, "good lines were reported as bad: \(reported.sorted { $0.key < $1.key })", sourceLocation: sourceLocation)
+        #expect(
+            reported.isEmpty, "good lines were reported as bad: \(reported.sorted { $0.key < $1.key })",
+            sourceLocation: sourceLocation)
     }
 
     /// Puts `line` between two good events, ingests it, and checks that it is rejected
@@ -161,7 +170,9 @@ enum HostileFixtures {
         let input = interleave([Case(origin: label, line: line, reason: reason)], tag: "one")
         let path = try dir.write("input.ndjson", bytes: input.bytes)
         let (ingest, seconds) = try timed(["--store", dir.store, "ingest", path], timeout: 30)
-        #expect(ingest.status == 65, "\(label): \(ingest.status) \(ingest.stderr.prefix(500))", sourceLocation: sourceLocation)
+        #expect(
+            ingest.status == 65, "\(label): \(ingest.status) \(ingest.stderr.prefix(500))",
+            sourceLocation: sourceLocation)
         expectRejections(ingest, file: path, input.hostile, sourceLocation: sourceLocation)
         #expect(try storedIDs(dir.store) == input.goodIDs, "\(label)", sourceLocation: sourceLocation)
         #expect(seconds < secondsPerHostileLine, "\(label): ingest took \(seconds) s", sourceLocation: sourceLocation)
@@ -219,25 +230,32 @@ struct HostileInputTests {
         #expect(try JSON.lines(raw.stdout) == expected)
 
         let written = try HostileFixtures.read(rejects)
-        #expect(written == cases.flatMap { $0.line + ending.bytes }, "--rejects must hold each rejected line byte for byte")
+        #expect(
+            written == cases.flatMap { $0.line + ending.bytes }, "--rejects must hold each rejected line byte for byte")
         let verify = try Binary.run(["--store", dir.store, "verify"])
         #expect(verify.status == 0, "\(verify)")
     }
 
-    @Test("odd but valid events (4-byte UTF-8, escapes, -0, 1e-999, 64 levels, U+FEFF, a CRLF line) are all stored as they came")
+    @Test(
+        "odd but valid events (4-byte UTF-8, escapes, -0, 1e-999, 64 levels, U+FEFF, a CRLF line) are all stored as they came"
+    )
     func acceptedCorpus() throws {
         let dir = try TempDir()
         let path = "\(HostileFixtures.corpus)/accepted.ndjson"
         let lines = HostileFixtures.lines(try HostileFixtures.read(path))
-        let (ingest, seconds) = try HostileFixtures.timed(["--store", dir.store, "ingest", "--json", path], timeout: 30)
-        print("HostileInputTests: accepted.ndjson: \(lines.count) lines ingested in \(String(format: "%.3f", seconds)) s")
+        let (ingest, seconds) = try HostileFixtures.timed(
+            ["--store", dir.store, "ingest", "--json", path], timeout: 30)
+        print(
+            "HostileInputTests: accepted.ndjson: \(lines.count) lines ingested in \(String(format: "%.3f", seconds)) s")
         #expect(ingest.status == 0, "\(ingest)")
         #expect(ingest.stderr.isEmpty, "\(ingest.stderr)")
         #expect(try ingest.json()["appended"]?.int == lines.count)
 
         let log = try Binary.run(["--store", dir.store, "log", "--json"])
         let stored = Dictionary(
-            uniqueKeysWithValues: try JSON.lines(log.stdout).map { ($0["event"]?["id"]?.string ?? "?", $0["event"] ?? .null) })
+            uniqueKeysWithValues: try JSON.lines(log.stdout).map {
+                ($0["event"]?["id"]?.string ?? "?", $0["event"] ?? .null)
+            })
         for (k, line) in lines.enumerated() {
             let id = "accepted-\(k + 1)"
             let event = try #require(stored[id], "accepted.ndjson:\(k + 1) was not stored")
@@ -253,7 +271,9 @@ struct HostileInputTests {
         func run(_ s: String, _ count: Int) -> [UInt8] { text(String(repeating: s, count: count)) }
         func padded(_ size: Int) -> [UInt8] {
             let bare = Line.delivery("bad", extra: ",\"pad\":\"\"")
-            return text(Line.delivery("bad", extra: ",\"pad\":\"" + String(repeating: "x", count: size - bare.utf8.count) + "\""))
+            return text(
+                Line.delivery(
+                    "bad", extra: ",\"pad\":\"" + String(repeating: "x", count: size - bare.utf8.count) + "\""))
         }
         let limit = "over the limit of 65536 (64 KiB)"
         let nesting = "nesting deeper than 64 levels"
@@ -271,8 +291,14 @@ struct HostileInputTests {
             ("a 70 KB number", text("{\"type\":\"delivery\",\"status\":") + run("9", 70_000) + text("}"), limit),
             ("a 64,000-digit number", text("{\"n\":") + run("9", 64_000) + text("}"), "too large"),
             ("a 64,000-digit exponent", text("{\"n\":1e") + run("9", 64_000) + text("}"), "too large"),
-            ("10,000 lone surrogate escapes", text("{\"s\":\"") + run("\\uDC00", 10_000) + text("\"}"), "lone low surrogate"),
-            ("5,000 keys with one twice", text("{" + (0..<5_000).map { "\"k\($0)\":0," }.joined() + "\"k4999\":1}"), "duplicate key \"k4999\""),
+            (
+                "10,000 lone surrogate escapes", text("{\"s\":\"") + run("\\uDC00", 10_000) + text("\"}"),
+                "lone low surrogate"
+            ),
+            (
+                "5,000 keys with one twice", text("{" + (0..<5_000).map { "\"k\($0)\":0," }.joined() + "\"k4999\":1}"),
+                "duplicate key \"k4999\""
+            ),
             ("a 17 MB line", text("{\"pad\":\"") + run("y", 17 << 20) + text("\"}"), "far over the limit"),
         ]
         var total = 0.0
@@ -286,10 +312,15 @@ struct HostileInputTests {
     func generatedBigGoodLines() throws {
         let dir = try TempDir()
         let lines = [
-            Line.delivery("big-escapes", extra: ",\"pad\":\"" + String(repeating: "\\uD83D\\uDE00", count: 5_400) + "\""),
+            Line.delivery(
+                "big-escapes", extra: ",\"pad\":\"" + String(repeating: "\\uD83D\\uDE00", count: 5_400) + "\""),
             Line.delivery("big-keys", extra: "," + (0..<5_000).map { "\"k\($0)\":\($0)" }.joined(separator: ",")),
-            Line.delivery("big-deep", extra: ",\"x\":" + String(repeating: "[", count: 63) + String(repeating: "]", count: 63)),
-            Line.delivery("big-numbers", extra: ",\"n\":[" + Array(repeating: "-1.7976931348623157e308", count: 2_600).joined(separator: ",") + "]"),
+            Line.delivery(
+                "big-deep", extra: ",\"x\":" + String(repeating: "[", count: 63) + String(repeating: "]", count: 63)),
+            Line.delivery(
+                "big-numbers",
+                extra: ",\"n\":[" + Array(repeating: "-1.7976931348623157e308", count: 2_600).joined(separator: ",")
+                    + "]"),
         ]
         for line in lines { #expect(line.utf8.count <= 65_536) }
         let path = try dir.write("big.ndjson", lines: lines)
@@ -300,7 +331,8 @@ struct HostileInputTests {
         #expect(seconds < Double(lines.count) * HostileFixtures.secondsPerHostileLine)
     }
 
-    @Test("--strict with one hostile line among good ones stores nothing of the run", arguments: HostileFixtures.classes)
+    @Test(
+        "--strict with one hostile line among good ones stores nothing of the run", arguments: HostileFixtures.classes)
     func strict(_ name: String) throws {
         let cases = try HostileFixtures.cases(name)
         let hostile = cases[cases.count / 2]
@@ -309,9 +341,12 @@ struct HostileInputTests {
         #expect(try Binary.run(["--store", dir.store, "ingest", before]).status == 0)
 
         let good = (0..<10).map { HostileFixtures.good("strict", $0) }
-        let bytes = good[..<5].flatMap { Array($0.utf8) + [0x0A] } + hostile.line + [0x0A] + good[5...].flatMap { Array($0.utf8) + [0x0A] }
+        let bytes =
+            good[..<5].flatMap { Array($0.utf8) + [0x0A] } + hostile.line + [0x0A]
+            + good[5...].flatMap { Array($0.utf8) + [0x0A] }
         let path = try dir.write("strict.ndjson", bytes: bytes)
-        let (ingest, seconds) = try HostileFixtures.timed(["--store", dir.store, "ingest", "--strict", path], timeout: 10)
+        let (ingest, seconds) = try HostileFixtures.timed(
+            ["--store", dir.store, "ingest", "--strict", path], timeout: 10)
         #expect(ingest.status == 65, "\(ingest)")
         HostileFixtures.expectRejections(ingest, file: path, [(6, hostile)])
         #expect(ingest.stdout.contains("nothing from this run was stored"), "\(ingest.stdout)")
@@ -323,9 +358,12 @@ struct HostileInputTests {
     @Test(
         "a garbage time for --since is a usage error: exit 2, one line with a valid form, no crash",
         arguments: [
-            "", "-", "--", "@", "@-1", "@+1", "@ 1", "@1.5", "@18446744073709551616", "@\u{FF11}", "1e999", "-1e999", "now ",
-            "NOW", "Now", "-2", "-h", "-2x", "-2H", "--2h", "+2h", "-2.5h", "- 2h", "-9223372036854775807d", "-99999999999999999999s",
-            "-\u{0662}h", "2026-13-01", "2026-02-30", "2026-11-29T25:00:00Z", "2026-11-29T10:00:00", "2026-11-29 10:00:00Z",
+            "", "-", "--", "@", "@-1", "@+1", "@ 1", "@1.5", "@18446744073709551616", "@\u{FF11}", "1e999", "-1e999",
+            "now ",
+            "NOW", "Now", "-2", "-h", "-2x", "-2H", "--2h", "+2h", "-2.5h", "- 2h", "-9223372036854775807d",
+            "-99999999999999999999s",
+            "-\u{0662}h", "2026-13-01", "2026-02-30", "2026-11-29T25:00:00Z", "2026-11-29T10:00:00",
+            "2026-11-29 10:00:00Z",
             "∞", "😀", "\u{FEFF}now", String(repeating: "9", count: 10_240), String(repeating: "@", count: 10_240),
             "\u{01}", "\t", "\u{1B}[2J", "\u{1B}]0;title\u{07}", "\r", "now\r", "a\nb", "\u{7F}",
         ])
@@ -342,10 +380,13 @@ struct HostileInputTests {
         #expect(first.hasPrefix("pushtrail log: --since: "), "\(first.debugDescription)")
         #expect(first.contains(TimeExpression.examples), "the error should show valid forms: \(first.debugDescription)")
         // One error line, plus at most the pointer to --help that a usage error may add.
-        #expect(lines.count <= 2 && lines.dropFirst().allSatisfy { $0.contains("--help") }, "\(text.debugDescription): \(lines)")
+        #expect(
+            lines.count <= 2 && lines.dropFirst().allSatisfy { $0.contains("--help") },
+            "\(text.debugDescription): \(lines)")
         #expect(
             HostileFixtures.controlCharacters(r.stderr.replacingOccurrences(of: "\n", with: "")).isEmpty,
-            "the error echoes control characters \(HostileFixtures.controlCharacters(r.stderr)): \(r.stderr.debugDescription)")
+            "the error echoes control characters \(HostileFixtures.controlCharacters(r.stderr)): \(r.stderr.debugDescription)"
+        )
     }
 
     @Test("garbage times for --until, --at and import --at are usage errors too")
@@ -358,7 +399,8 @@ struct HostileInputTests {
             (["log", "--until", "@-1"], "--until"), (["log", "--until=1e999"], "--until"),
             (["task", "1", "--at", "-"], "--at"), (["thread", "task-1", "--at", "@"], "--at"),
             (["export", "--task", "1", "--at", "1e999", "--bundle", "b", "-o", "-"], "--at"),
-            (["import", apns, "--user", "u", "--at", "@3"], "--at"), (["import", apns, "--user", "u", "--at", "yesterday"], "--at"),
+            (["import", apns, "--user", "u", "--at", "@3"], "--at"),
+            (["import", apns, "--user", "u", "--at", "yesterday"], "--at"),
         ] {
             let r = try Binary.run(["--store", dir.store] + argv)
             #expect(r.status == 2, "\(argv): \(r)")
@@ -383,7 +425,9 @@ struct HostileInputTests {
         let good = try Samples.apnsFiles()[0]
 
         let (r, seconds) = try HostileFixtures.timed(
-            ["--store", dir.store, "import", "--user", "u_apns", "--at", "2026-11-29T10:00:00Z"] + bad.map(\.path) + [good],
+            ["--store", dir.store, "import", "--user", "u_apns", "--at", "2026-11-29T10:00:00Z"] + bad.map(\.path) + [
+                good
+            ],
             timeout: 30)
         print("HostileInputTests: \(bad.count) mangled .apns files imported in \(String(format: "%.3f", seconds)) s")
         #expect(r.status == 65, "\(r)")
@@ -392,7 +436,9 @@ struct HostileInputTests {
         for (path, reason) in bad {
             let line = lines.filter { $0.hasPrefix("pushtrail: \(path): ") }
             #expect(line.count == 1, "\(path) should be named once: \(lines)")
-            #expect(line.first?.contains(reason) == true, "\(path): reason should contain \(reason.debugDescription): \(line)")
+            #expect(
+                line.first?.contains(reason) == true,
+                "\(path): reason should contain \(reason.debugDescription): \(line)")
             #expect(HostileFixtures.controlCharacters(line.first ?? "").isEmpty)
         }
         #expect(r.stdout.contains("\(good): notification"), "\(r.stdout)")
@@ -405,14 +451,21 @@ struct HostileInputTests {
     @Test("an .apns file over 1 MiB is named and skipped; the good files after it are still imported")
     func oversizedAPNS() throws {
         let dir = try TempDir()
-        let big = try dir.write("big.apns", bytes: Array(("{\"aps\":{},\"pad\":\"" + String(repeating: "x", count: 1_100_000) + "\"}").utf8))
+        let big = try dir.write(
+            "big.apns", bytes: Array(("{\"aps\":{},\"pad\":\"" + String(repeating: "x", count: 1_100_000) + "\"}").utf8)
+        )
         let good = try Samples.apnsFiles()[0]
         let (r, seconds) = try HostileFixtures.timed(
-            ["--store", dir.store, "import", "--user", "u_apns", "--at", "2026-11-29T10:00:00Z", big, good], timeout: 30)
+            ["--store", dir.store, "import", "--user", "u_apns", "--at", "2026-11-29T10:00:00Z", big, good], timeout: 30
+        )
         #expect(r.status == 65, "\(r)")
         #expect(HostileFixtures.stderrLines(r).count == 1, "\(r)")
-        #expect(r.stderr.hasPrefix("pushtrail: \(big): "), "the file should be named as 'pushtrail: FILE: reason': \(r.stderr)")
-        #expect(try CLI.stats(dir.store)["events"]?.int == 1, "the good file after the oversized one was not imported: \(r)")
+        #expect(
+            r.stderr.hasPrefix("pushtrail: \(big): "),
+            "the file should be named as 'pushtrail: FILE: reason': \(r.stderr)")
+        #expect(
+            try CLI.stats(dir.store)["events"]?.int == 1, "the good file after the oversized one was not imported: \(r)"
+        )
         #expect(seconds < 2 * HostileFixtures.secondsPerHostileLine)
     }
 
@@ -422,9 +475,11 @@ struct HostileInputTests {
     func eventDecoderRegression(_ name: String) throws {
         let bytes = try HostileFixtures.read("\(HostileFixtures.regressions)/\(name)")
         // ingest reads lines: each line of the input is one case.
-        for (k, line) in HostileFixtures.lines(bytes).enumerated() where !line.allSatisfy({ [0x20, 0x09, 0x0D].contains($0) }) {
+        for (k, line) in HostileFixtures.lines(bytes).enumerated()
+        where !line.allSatisfy({ [0x20, 0x09, 0x0D].contains($0) }) {
             let dir = try TempDir()
-            let input = HostileFixtures.interleave([HostileFixtures.Case(origin: "\(name):\(k + 1)", line: line, reason: "")], tag: "fuzz")
+            let input = HostileFixtures.interleave(
+                [HostileFixtures.Case(origin: "\(name):\(k + 1)", line: line, reason: "")], tag: "fuzz")
             let path = try dir.write("input.ndjson", bytes: input.bytes)
             let (r, seconds) = try HostileFixtures.timed(["--store", dir.store, "ingest", path], timeout: 10)
             #expect(seconds < HostileFixtures.secondsPerHostileLine)
@@ -454,7 +509,9 @@ struct HostileInputTests {
             let lines = HostileFixtures.stderrLines(r)
             #expect(lines.first?.contains(TimeExpression.examples) == true, "\(lines)")
             #expect(lines.count <= 2, "\(lines)")
-            #expect(HostileFixtures.controlCharacters(r.stderr.replacingOccurrences(of: "\n", with: "")).isEmpty, "\(r.stderr.debugDescription)")
+            #expect(
+                HostileFixtures.controlCharacters(r.stderr.replacingOccurrences(of: "\n", with: "")).isEmpty,
+                "\(r.stderr.debugDescription)")
         }
     }
 
@@ -469,7 +526,8 @@ struct HostileInputTests {
             #expect(!cases.isEmpty)
             for c in cases {
                 #expect(!c.reason.isEmpty, "\(c.origin) has no expected reason")
-                #expect(!c.line.allSatisfy { [0x20, 0x09, 0x0D].contains($0) }, "\(c.origin) is blank: ingest skips it")
+                #expect(
+                    !c.line.allSatisfy { [0x20, 0x09, 0x0D].contains($0) }, "\(c.origin) is blank: ingest skips it")
             }
         }
         var total = 0

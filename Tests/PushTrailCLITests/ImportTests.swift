@@ -11,7 +11,9 @@ struct ImportTests {
         return (r, try JSON.lines(r.stdout))
     }
 
-    @Test("the seven sample .apns files become notifications: topic from the bundle key, payload without it, keys in order")
+    @Test(
+        "the seven sample .apns files become notifications: topic from the bundle key, payload without it, keys in order"
+    )
     func samples() throws {
         let dir = try TempDir()
         let files = try Samples.apnsFiles()
@@ -34,7 +36,8 @@ struct ImportTests {
             #expect(event["topic"] == apns[ImportTests.bundleKey], "\(file)")
             let payload = try #require(event["payload"])
             #expect(payload[ImportTests.bundleKey] == nil)
-            #expect(payload.keys == apns.keys.filter { $0 != ImportTests.bundleKey }, "\(file): keys in the original order")
+            #expect(
+                payload.keys == apns.keys.filter { $0 != ImportTests.bundleKey }, "\(file): keys in the original order")
             for key in payload.keys {
                 #expect(payload[key] == apns[key], "\(file): \(key)")
                 // Nested objects keep their order too.
@@ -129,7 +132,9 @@ struct ImportTests {
     func idWithTwoFiles() throws {
         let dir = try TempDir()
         let files = try Samples.apnsFiles()
-        let r = CLI.run(store: dir.store, ["import", "--user", "u", "--id", "0a1b2c3d-0000-4000-8000-123456789abc", files[0], files[1]])
+        let r = CLI.run(
+            store: dir.store,
+            ["import", "--user", "u", "--id", "0a1b2c3d-0000-4000-8000-123456789abc", files[0], files[1]])
         #expect(r.status == 2, "\(r)")
         #expect(r.stderr.contains("--id"))
         #expect(r.stderr.contains("--help"))

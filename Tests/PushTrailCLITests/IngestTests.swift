@@ -6,7 +6,9 @@ import Testing
 
 @Suite("ingest: duplicates, conflicts, --strict, --rejects, CRLF")
 struct IngestTests {
-    static let summaryKeys: Set<String> = ["read", "appended", "duplicates", "conflicts", "rejected", "first_seq", "last_seq"]
+    static let summaryKeys: Set<String> = [
+        "read", "appended", "duplicates", "conflicts", "rejected", "first_seq", "last_seq",
+    ]
 
     /// The head seq of `store` (0 while it has none), read by another process while an
     /// ingest may be running.
@@ -104,7 +106,9 @@ struct IngestTests {
         var lines = TamperKit.lines(count: 3000, seed: 47)
         // Bad lines and duplicates of earlier lines all through the input.
         for k in stride(from: 5, to: lines.count, by: 97) { lines[k] = "not json \(k)" }
-        for k in stride(from: 40, to: lines.count, by: 89) where !lines[k - 30].hasPrefix("not") { lines[k] = lines[k - 30] }
+        for k in stride(from: 40, to: lines.count, by: 89) where !lines[k - 30].hasPrefix("not") {
+            lines[k] = lines[k - 30]
+        }
         let a = try dir.write("a.ndjson", lines: Array(lines.prefix(1700)))
         let b = try dir.write("b.ndjson", lines: Array(lines.dropFirst(1700)))
         func ingest(_ name: String, threads: Int) throws -> (IngestSummary, [Rejection], [[UInt8]]) {
@@ -124,11 +128,15 @@ struct IngestTests {
             return (summary, rejections, try TamperKit.values(path))
         }
         let (one, oneRejected, oneValues) = try ingest("one", threads: 1)
-        #expect(one.rejected == 31 && one.duplicates > 25 && one.appended == 3000 - one.rejected - one.duplicates, "\(one)")
-        #expect(oneRejected.map { "\($0.source):\($0.line)" } == (0..<31).map { "\($0 < 18 ? a : b):\($0 < 18 ? 6 + 97 * $0 : 6 + 97 * $0 - 1700)" })
+        #expect(
+            one.rejected == 31 && one.duplicates > 25 && one.appended == 3000 - one.rejected - one.duplicates, "\(one)")
+        #expect(
+            oneRejected.map { "\($0.source):\($0.line)" }
+                == (0..<31).map { "\($0 < 18 ? a : b):\($0 < 18 ? 6 + 97 * $0 : 6 + 97 * $0 - 1700)" })
         #expect(oneValues.count == one.appended)
         for _ in 0..<3 {
-            let (three, threeRejected, threeValues) = try ingest("three-\(UInt32.random(in: 0...UInt32.max))", threads: 3)
+            let (three, threeRejected, threeValues) = try ingest(
+                "three-\(UInt32.random(in: 0...UInt32.max))", threads: 3)
             #expect(three == one)
             #expect(threeRejected == oneRejected)
             #expect(threeValues == oneValues)  // byte for byte: same seqs, records, hashes, dictionary
@@ -208,7 +216,9 @@ struct IngestTests {
         #expect(try store.verify().ok)
         let expectedIndexes = try Self.indexEntries(reference)
         let expectedValues = try TamperKit.values(reference)
-        #expect(expectedIndexes["unregistered"]!.count > 20 && expectedValues.count == 4000 - expectedDuplicates - expectedConflicts)
+        #expect(
+            expectedIndexes["unregistered"]!.count > 20
+                && expectedValues.count == 4000 - expectedDuplicates - expectedConflicts)
 
         // An ingest, in one transaction, filing its runs every entry, every few entries,
         // or at the end; records whole, so that they compare byte for byte.
@@ -227,7 +237,8 @@ struct IngestTests {
         }
     }
 
-    @Test("an id another writer stores between two transactions of a piped ingest is a duplicate there, not filed twice")
+    @Test(
+        "an id another writer stores between two transactions of a piped ingest is a duplicate there, not filed twice")
     func idStoredByAnotherWriterMidIngest() throws {
         let dir = try TempDir()
         let pipe = Pipe()
@@ -238,7 +249,8 @@ struct IngestTests {
         let shared = Line.notification("00000009-1111-4222-8333-444455556666", device: "tok-9")
         let other = CLI.run(store: dir.store, ["ingest", "-q", try dir.write("other.ndjson", lines: [shared])])
         #expect(other.status == 0, "\(other)")
-        pipe.fileHandleForWriting.write(Data((shared + "\n" + Line.deliveries("i", count: 2).joined(separator: "\n") + "\n").utf8))
+        pipe.fileHandleForWriting.write(
+            Data((shared + "\n" + Line.deliveries("i", count: 2).joined(separator: "\n") + "\n").utf8))
         try pipe.fileHandleForWriting.close()
         let r = try running.wait()
         #expect(r.status == 0, "\(r)")
@@ -255,7 +267,9 @@ struct IngestTests {
         let dir = try TempDir()
         let ids = (0..<3).map { "0000000\($0)-1111-4222-8333-444455556666" }
         func gone(_ k: Int) -> String {
-            Line.delivery("gone-\(k)", notification: ids[k], status: 410, extra: #","reason":"Unregistered","device":"tok-own-"# + "\(k)\"")
+            Line.delivery(
+                "gone-\(k)", notification: ids[k], status: 410,
+                extra: #","reason":"Unregistered","device":"tok-own-"# + "\(k)\"")
         }
         func notification(_ k: Int) -> String { Line.notification(ids[k], device: "tok-\(k)") }
         func ingest(_ name: String, _ lines: [String], store: String = dir.store) throws {
@@ -307,7 +321,8 @@ struct IngestTests {
         #expect(CLI.run(store: dir.store, ["ingest", dir.file("first.ndjson")]).status == 0)
 
         let second = try dir.write(
-            "second.ndjson", lines: [Line.delivery("dlv-2"), Line.delivery("dlv-1", status: 410), Line.delivery("dlv-3")])
+            "second.ndjson",
+            lines: [Line.delivery("dlv-2"), Line.delivery("dlv-1", status: 410), Line.delivery("dlv-3")])
         let r = CLI.run(store: dir.store, ["ingest", "--json", second])
         #expect(r.status == 65, "\(r)")
         #expect(r.stderrLines.count == 1)
@@ -354,8 +369,10 @@ struct IngestTests {
     @Test("a notification whose id differs only in letter case is a duplicate (apns-ids compare case-insensitively)")
     func notificationIDCaseIsDuplicate() throws {
         let dir = try TempDir()
-        let upper = try dir.write("upper.ndjson", lines: [Line.notification("2C3728F5-AC04-4973-862A-20422BDAE4B1", thread: "task-1")])
-        let lower = try dir.write("lower.ndjson", lines: [Line.notification("2c3728f5-ac04-4973-862a-20422bdae4b1", thread: "task-1")])
+        let upper = try dir.write(
+            "upper.ndjson", lines: [Line.notification("2C3728F5-AC04-4973-862A-20422BDAE4B1", thread: "task-1")])
+        let lower = try dir.write(
+            "lower.ndjson", lines: [Line.notification("2c3728f5-ac04-4973-862a-20422bdae4b1", thread: "task-1")])
         #expect(CLI.run(store: dir.store, ["ingest", upper]).status == 0)
         let r = CLI.run(store: dir.store, ["ingest", "--json", lower])
         #expect(r.status == 0, "\(r)")
@@ -368,7 +385,11 @@ struct IngestTests {
     func idLookupCase() throws {
         let dir = try TempDir()
         let input = try dir.write(
-            "in.ndjson", lines: [Line.notification("abcdef01-0000-4000-8000-00000000000a"), Line.action("act_0001"), Line.action("ACT_0001")])
+            "in.ndjson",
+            lines: [
+                Line.notification("abcdef01-0000-4000-8000-00000000000a"), Line.action("act_0001"),
+                Line.action("ACT_0001"),
+            ])
         let r = CLI.run(store: dir.store, ["ingest", "--json", input])
         #expect(r.status == 0, "action ids are case-sensitive: ACT_0001 is another event. \(r)")
         #expect(try r.json()["appended"]?.int == 3)
@@ -381,7 +402,8 @@ struct IngestTests {
     @Test("a line repeated within one file is stored once, then counted as a duplicate")
     func duplicateWithinOneFile() throws {
         let dir = try TempDir()
-        let input = try dir.write("in.ndjson", lines: [Line.delivery("same"), Line.delivery("same"), Line.delivery("other")])
+        let input = try dir.write(
+            "in.ndjson", lines: [Line.delivery("same"), Line.delivery("same"), Line.delivery("other")])
         let r = CLI.run(store: dir.store, ["ingest", "--json", input])
         #expect(r.status == 0)
         let s = try r.json()
@@ -400,7 +422,8 @@ struct IngestTests {
         let statsBefore = try CLI.stats(dir.store)
         let headBefore = try CLI.head(dir.store)
 
-        let input = try dir.write("strict.ndjson", lines: [Line.delivery("new-1"), Line.delivery("new-2"), "{not json"])
+        let input = try dir.write(
+            "strict.ndjson", lines: [Line.delivery("new-1"), Line.delivery("new-2"), "{not json"])
         let r = CLI.run(store: dir.store, ["ingest", "--strict", input])
         #expect(r.status == 65, "\(r)")
         #expect(r.stderr.contains("\(input):3: invalid JSON"), "\(r)")
@@ -447,7 +470,8 @@ struct IngestTests {
     @Test("--strict --json counts the lines read up to and including the bad one")
     func strictSummaryCountsLinesRead() throws {
         let dir = try TempDir()
-        let input = try dir.write("strict.ndjson", lines: [Line.delivery("new-1"), Line.delivery("new-2"), "bad", Line.delivery("new-4")])
+        let input = try dir.write(
+            "strict.ndjson", lines: [Line.delivery("new-1"), Line.delivery("new-2"), "bad", Line.delivery("new-4")])
         let r = CLI.run(store: dir.store, ["ingest", "--strict", "--json", input])
         #expect(r.status == 65)
         let s = try r.json()
@@ -475,7 +499,8 @@ struct IngestTests {
         #expect(CLI.run(store: dir.store, ["ingest", dir.file("seed.ndjson")]).status == 0)
 
         let crlfBad = Array("{\"type\":\"nope\"}\r".utf8)
-        let badUTF8: [UInt8] = Array("{\"type\":\"delivery\",\"user\":\"".utf8) + [0xFF, 0xFE, 0x41] + Array("\"}".utf8)
+        let badUTF8: [UInt8] =
+            Array("{\"type\":\"delivery\",\"user\":\"".utf8) + [0xFF, 0xFE, 0x41] + Array("\"}".utf8)
         let conflict = Array(Line.delivery("taken", status: 404).utf8)
         let bom = [0xEF, 0xBB, 0xBF] + Array(Line.delivery("bom").utf8)
         var bytes: [UInt8] = []
@@ -538,7 +563,9 @@ struct IngestTests {
         let dir = try TempDir()
         let lines = [
             Line.notification("11111111-2222-4333-8444-555555555555", thread: "task-1", task: 1),
-            Line.action("act-1", task: 1, action: "complete", extra: ",\"notification_id\":\"11111111-2222-4333-8444-555555555555\""),
+            Line.action(
+                "act-1", task: 1, action: "complete",
+                extra: ",\"notification_id\":\"11111111-2222-4333-8444-555555555555\""),
             Line.delivery("dlv-1", notification: "11111111-2222-4333-8444-555555555555"),
         ]
         let input = try dir.write("crlf.ndjson", lines: lines, terminator: "\r\n")
@@ -622,7 +649,9 @@ struct IngestTests {
         #expect(CLI.run(["--store=\(dir.file("eq"))", "ingest", input]).status == 0)
         #expect(exists(dir.file("eq/data.mdb")))
         // --store wins over the environment, also after the command name.
-        #expect(CLI.run(["ingest", "--store", dir.file("opt"), input], environment: ["PUSHTRAIL_STORE": dir.file("env2")]).status == 0)
+        #expect(
+            CLI.run(["ingest", "--store", dir.file("opt"), input], environment: ["PUSHTRAIL_STORE": dir.file("env2")])
+                .status == 0)
         #expect(exists(dir.file("opt/data.mdb")))
         #expect(!exists(dir.file("env2")))
     }

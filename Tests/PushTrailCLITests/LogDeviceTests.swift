@@ -12,11 +12,13 @@ struct LogDeviceTests {
     /// delivery without a device.
     static func store() throws -> TempDir {
         let dir = try TempDir()
-        let input = try dir.write("events.ndjson", lines: [
-            Line.notification("n-phone", user: "u_two", device: phone, task: 1101, at: "2026-11-30T08:00:00Z"),
-            Line.notification("n-tablet", user: "u_two", device: tablet, task: 1101, at: "2026-11-30T08:00:01Z"),
-            Line.delivery("d-1", user: "u_two", notification: "n-phone", at: "2026-11-30T08:00:02Z"),
-        ])
+        let input = try dir.write(
+            "events.ndjson",
+            lines: [
+                Line.notification("n-phone", user: "u_two", device: phone, task: 1101, at: "2026-11-30T08:00:00Z"),
+                Line.notification("n-tablet", user: "u_two", device: tablet, task: 1101, at: "2026-11-30T08:00:01Z"),
+                Line.delivery("d-1", user: "u_two", notification: "n-phone", at: "2026-11-30T08:00:02Z"),
+            ])
         let ingest = CLI.run(store: dir.store, ["ingest", input])
         guard ingest.status == 0 else { throw HarnessError("ingest failed: \(ingest)") }
         return dir

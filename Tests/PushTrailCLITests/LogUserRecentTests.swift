@@ -36,7 +36,8 @@ struct LogUserRecentTests {
         }
         let all = CLI.run(store: dir.store, ["log", "--user", "u_many", "--json"])
         #expect(try ids(all) == timeline)
-        let since = CLI.run(store: dir.store, ["log", "--user", "u_many", "--json", "-n", "2", "--until", "2026-11-20T06:30:00Z"])
+        let since = CLI.run(
+            store: dir.store, ["log", "--user", "u_many", "--json", "-n", "2", "--until", "2026-11-20T06:30:00Z"])
         #expect(try ids(since) == ["d-5", "d-6"])
     }
 

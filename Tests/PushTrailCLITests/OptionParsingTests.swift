@@ -52,8 +52,9 @@ struct OptionParsingTests {
             #expect(at.count == 1, "\(command.spec.name)")
             #expect(at.first?.help == AsOfOption.spec.help, "\(command.spec.name)")
         }
-        #expect(AsOfOption.spec.help
-            == "as of T: RFC 3339, a date, now, -2h, -7d, or @SEQ (what the store knew after event SEQ)")
+        #expect(
+            AsOfOption.spec.help
+                == "as of T: RFC 3339, a date, now, -2h, -7d, or @SEQ (what the store knew after event SEQ)")
     }
 
     @Test("a bad --at is a usage error naming the option and the bad text")
@@ -95,26 +96,34 @@ struct OptionParsingTests {
 
     @Test("log: -n with a non-number, --json with --raw, a bad --task or --type are usage errors")
     func logBad() {
-        #expect(Self.usageError(LogCommand.self, ["-n", "five"])
-            == UsageError("-n takes a count, not five", command: "log"))
-        #expect(Self.usageError(LogCommand.self, ["-n", "-3"])
-            == UsageError("-n takes a count, not -3", command: "log"))
-        #expect(Self.usageError(LogCommand.self, ["--json", "--raw"])
-            == UsageError("choose --json or --raw", command: "log"))
-        #expect(Self.usageError(LogCommand.self, ["--task", "x1"])
-            == UsageError("--task takes an integer task id, not x1"))
-        #expect(Self.usageError(LogCommand.self, ["--type", "push"])
-            == UsageError("--type is notification, action or delivery, not push"))
+        #expect(
+            Self.usageError(LogCommand.self, ["-n", "five"])
+                == UsageError("-n takes a count, not five", command: "log"))
+        #expect(
+            Self.usageError(LogCommand.self, ["-n", "-3"])
+                == UsageError("-n takes a count, not -3", command: "log"))
+        #expect(
+            Self.usageError(LogCommand.self, ["--json", "--raw"])
+                == UsageError("choose --json or --raw", command: "log"))
+        #expect(
+            Self.usageError(LogCommand.self, ["--task", "x1"])
+                == UsageError("--task takes an integer task id, not x1"))
+        #expect(
+            Self.usageError(LogCommand.self, ["--type", "push"])
+                == UsageError("--type is notification, action or delivery, not push"))
     }
 
     @Test("an unknown option is a usage error from the parser, with a hint when one option is close")
     func unknownOption() {
-        #expect(Self.usageError(LogCommand.self, ["--bogus"])
-            == UsageError("unknown option --bogus for 'log'", command: "log"))
-        #expect(Self.usageError(LogCommand.self, ["--revers"])
-            == UsageError("unknown option --revers for 'log' (did you mean --reverse?)", command: "log"))
-        #expect(Self.usageError(HeadCommand.self, ["-x"])
-            == UsageError("unknown option -x for 'head'", command: "head"))
+        #expect(
+            Self.usageError(LogCommand.self, ["--bogus"])
+                == UsageError("unknown option --bogus for 'log'", command: "log"))
+        #expect(
+            Self.usageError(LogCommand.self, ["--revers"])
+                == UsageError("unknown option --revers for 'log' (did you mean --reverse?)", command: "log"))
+        #expect(
+            Self.usageError(HeadCommand.self, ["-x"])
+                == UsageError("unknown option -x for 'head'", command: "head"))
     }
 
     // MARK: - task, thread, show
@@ -143,8 +152,9 @@ struct OptionParsingTests {
         #expect(options.threadID == "task-1102")
         #expect(options.at != nil)
         #expect(!options.json)
-        #expect(Self.usageError(ThreadCommand.self, [])
-            == UsageError("name one thread, e.g. pushtrail thread task-1102", command: "thread"))
+        #expect(
+            Self.usageError(ThreadCommand.self, [])
+                == UsageError("name one thread, e.g. pushtrail thread task-1102", command: "thread"))
     }
 
     @Test("show: one id or @SEQ; none is a usage error")
@@ -162,8 +172,9 @@ struct OptionParsingTests {
         #expect(options.codes == [.sentAfterUnregistered])
         #expect(options.json)
         let known = FindingCode.allCases.map(\.rawValue).joined(separator: ", ")
-        #expect(Self.usageError(AuditCommand.self, ["--code", "nope"])
-            == UsageError("unknown --code nope; codes are \(known)", command: "audit"))
+        #expect(
+            Self.usageError(AuditCommand.self, ["--code", "nope"])
+                == UsageError("unknown --code nope; codes are \(known)", command: "audit"))
     }
 
     @Test("head, stats and verify take only --json, and no operands")
@@ -171,8 +182,9 @@ struct OptionParsingTests {
         #expect(try Self.parse(HeadCommand.self, ["--json"]).json)
         #expect(try !Self.parse(StatsCommand.self, []).json)
         #expect(try Self.parse(VerifyCommand.self, ["--json"]).json)
-        #expect(Self.usageError(VerifyCommand.self, ["extra"])
-            == UsageError("'verify' takes no operands, but got extra", command: "verify"))
+        #expect(
+            Self.usageError(VerifyCommand.self, ["extra"])
+                == UsageError("'verify' takes no operands, but got extra", command: "verify"))
     }
 
     // MARK: - ingest, import
@@ -184,8 +196,9 @@ struct OptionParsingTests {
         #expect(!options.defaultInput)
         #expect(options.rejects == "r" && !options.force && options.strict && options.json && !options.quiet)
         #expect(try Self.parse(IngestCommand.self, []).defaultInput)
-        #expect(Self.usageError(IngestCommand.self, ["-", "-"])
-            == UsageError("standard input (-) can be read only once", command: "ingest"))
+        #expect(
+            Self.usageError(IngestCommand.self, ["-", "-"])
+                == UsageError("standard input (-) can be read only once", command: "ingest"))
     }
 
     @Test("import: files, --user, --at as a time; --id with two files or no --user are usage errors")
@@ -193,12 +206,15 @@ struct OptionParsingTests {
         let options = try Self.parse(ImportCommand.self, ["a.apns", "--user", "u_1", "--at", "-2h", "--topic", "t"])
         #expect(options.files == ["a.apns"] && options.user == "u_1" && options.topic == "t" && options.id == nil)
         #expect(options.at.map(Horizon.time) == Self.hoursAgo(2))
-        #expect(Self.usageError(ImportCommand.self, ["a.apns"])
-            == UsageError("--user is required: whose notification was it?", command: "import"))
-        #expect(Self.usageError(ImportCommand.self, ["--user", "u"])
-            == UsageError("name at least one .apns file", command: "import"))
-        #expect(Self.usageError(ImportCommand.self, ["a.apns", "b.apns", "--user", "u", "--id", "x"])
-            == UsageError("--id names one event: import one file at a time with it", command: "import"))
+        #expect(
+            Self.usageError(ImportCommand.self, ["a.apns"])
+                == UsageError("--user is required: whose notification was it?", command: "import"))
+        #expect(
+            Self.usageError(ImportCommand.self, ["--user", "u"])
+                == UsageError("name at least one .apns file", command: "import"))
+        #expect(
+            Self.usageError(ImportCommand.self, ["a.apns", "b.apns", "--user", "u", "--id", "x"])
+                == UsageError("--id names one event: import one file at a time with it", command: "import"))
     }
 
     // MARK: - export, replay, report
@@ -210,12 +226,15 @@ struct OptionParsingTests {
         #expect(options.at == Self.hoursAgo(2))
         #expect(try Self.parse(ExportCommand.self, ["n-1", "-o", "-"]).selection == .event("n-1"))
         #expect(try Self.parse(ExportCommand.self, ["--thread", "t"]).selection == .thread("t"))
-        #expect(Self.usageError(ExportCommand.self, ["n-1", "--thread", "t"])
-            == UsageError("give only one of EVENT_ID, --thread", command: "export"))
-        #expect(Self.usageError(ExportCommand.self, ["--thread", "t", "--all"])
-            == UsageError("--all needs --dir DIR", command: "export"))
-        #expect(Self.usageError(ExportCommand.self, ["--task", "x"])
-            == UsageError("--task takes an integer task id, not x", command: "export"))
+        #expect(
+            Self.usageError(ExportCommand.self, ["n-1", "--thread", "t"])
+                == UsageError("give only one of EVENT_ID, --thread", command: "export"))
+        #expect(
+            Self.usageError(ExportCommand.self, ["--thread", "t", "--all"])
+                == UsageError("--all needs --dir DIR", command: "export"))
+        #expect(
+            Self.usageError(ExportCommand.self, ["--task", "x"])
+                == UsageError("--task takes an integer task id, not x", command: "export"))
     }
 
     @Test("replay: numbers in range, --step not with timing or --dry-run, a thread required")
@@ -224,15 +243,20 @@ struct OptionParsingTests {
         #expect(options.threadID == "t" && options.speed == 2.5 && options.maxGap == 0 && options.device == "booted")
         let defaults = try Self.parse(ReplayCommand.self, ["--thread", "t", "--step"])
         #expect(defaults.speed == 1 && defaults.maxGap == 10 && defaults.step && !defaults.dryRun)
-        #expect(Self.usageError(ReplayCommand.self, ["--thread", "t", "--speed", "0"])
-            == UsageError("--speed takes a number above 0, not 0", command: "replay"))
-        #expect(Self.usageError(ReplayCommand.self, ["--thread", "t", "--step", "--speed", "2"])
-            == UsageError("--step waits for Enter instead of timing: give --step or --speed, not both",
-                command: "replay"))
-        #expect(Self.usageError(ReplayCommand.self, ["--thread", "t", "--step", "--dry-run"])
-            == UsageError("--dry-run waits for nothing: drop --step", command: "replay"))
-        #expect(Self.usageError(ReplayCommand.self, [])
-            == UsageError("name the thread to replay: --thread ID (e.g. --thread task-1102)", command: "replay"))
+        #expect(
+            Self.usageError(ReplayCommand.self, ["--thread", "t", "--speed", "0"])
+                == UsageError("--speed takes a number above 0, not 0", command: "replay"))
+        #expect(
+            Self.usageError(ReplayCommand.self, ["--thread", "t", "--step", "--speed", "2"])
+                == UsageError(
+                    "--step waits for Enter instead of timing: give --step or --speed, not both",
+                    command: "replay"))
+        #expect(
+            Self.usageError(ReplayCommand.self, ["--thread", "t", "--step", "--dry-run"])
+                == UsageError("--dry-run waits for nothing: drop --step", command: "replay"))
+        #expect(
+            Self.usageError(ReplayCommand.self, [])
+                == UsageError("name the thread to replay: --thread ID (e.g. --thread task-1102)", command: "replay"))
     }
 
     @Test("report: one subject; --user needs --since, a time and not @SEQ")
@@ -245,19 +269,23 @@ struct OptionParsingTests {
         #expect(Horizon.time(since) == Self.hoursAgo(2))
         #expect(options.at == .sequence(9) && options.atText == "@9" && options.output == "-")
         #expect(try Self.parse(ReportCommand.self, ["--task", "3"]).subject == .task(3))
-        #expect(Self.usageError(ReportCommand.self, ["--user", "u"])
-            == UsageError("--user needs --since T, e.g. --since -7d", command: "report"))
-        #expect(Self.usageError(ReportCommand.self, ["--user", "u", "--since", "@3"])
-            == UsageError("--since takes a time, not @SEQ", command: "report"))
-        #expect(Self.usageError(ReportCommand.self, ["--task", "1", "--thread", "t"])
-            == UsageError("give only one of --thread, --task, --user", command: "report"))
+        #expect(
+            Self.usageError(ReportCommand.self, ["--user", "u"])
+                == UsageError("--user needs --since T, e.g. --since -7d", command: "report"))
+        #expect(
+            Self.usageError(ReportCommand.self, ["--user", "u", "--since", "@3"])
+                == UsageError("--since takes a time, not @SEQ", command: "report"))
+        #expect(
+            Self.usageError(ReportCommand.self, ["--task", "1", "--thread", "t"])
+                == UsageError("give only one of --thread, --task, --user", command: "report"))
     }
 
     @Test("completion: one shell it knows")
     func completion() throws {
         #expect(try Self.parse(CompletionCommand.self, ["fish"]) == .fish)
-        #expect(Self.usageError(CompletionCommand.self, ["tcsh"])
-            == UsageError("no completion for tcsh: choose bash, zsh or fish", command: "completion"))
+        #expect(
+            Self.usageError(CompletionCommand.self, ["tcsh"])
+                == UsageError("no completion for tcsh: choose bash, zsh or fish", command: "completion"))
     }
 
     // MARK: - Before any effect
@@ -287,7 +315,8 @@ struct OptionParsingTests {
     func unknownCommand() {
         let outcome = CLI.run(["frobnicate"])
         #expect(outcome.status == ExitStatus.usage)
-        #expect(outcome.stderr
-            == "pushtrail: unknown command 'frobnicate'\nRun 'pushtrail --help' for the list of commands.\n")
+        #expect(
+            outcome.stderr
+                == "pushtrail: unknown command 'frobnicate'\nRun 'pushtrail --help' for the list of commands.\n")
     }
 }

@@ -59,7 +59,10 @@ enum PathSafetyKit {
     /// not hidden, at most 255 bytes, ending `-<seq>.apns`.
     static func isSafeName(_ name: String, seq: Int) -> Bool {
         name.utf8.count <= 255 && !name.hasPrefix(".") && name.hasSuffix("-\(seq).apns")
-            && name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) }
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0))
+            }
     }
 }
 
@@ -83,10 +86,12 @@ final class HostileTree {
     /// 255-byte names, Unicode look-alikes of `/` and `.`, shell and option syntax.
     func hostileIDs() -> [String] {
         [
-            "../../x", "../x", "..", ".", "...", "/etc/passwd", root + "/outside/abs", "../outside/rel", "../../outside/rel2",
+            "../../x", "../x", "..", ".", "...", "/etc/passwd", root + "/outside/abs", "../outside/rel",
+            "../../outside/rel2",
             farAway, "a/b/c", "a/../../b", "./x", "x/", "//x", "~", "~/x", "..\\..\\x", "\\\\server\\share",
             "a\u{0}b", "\u{0}", "x\ny", "x\ry", "x\ty", "x\u{7F}", "\u{1B}[31mred",
-            String(repeating: "a", count: 255), String(repeating: "é", count: 127) + "a", String(repeating: "../", count: 85),
+            String(repeating: "a", count: 255), String(repeating: "é", count: 127) + "a",
+            String(repeating: "../", count: 85),
             String(repeating: "/", count: 255),
             "\u{2215}etc\u{2215}passwd",  // DIVISION SLASH
             "\u{FF0F}etc\u{FF0F}passwd",  // FULLWIDTH SOLIDUS
@@ -105,7 +110,9 @@ final class HostileTree {
         let fm = FileManager.default
         try fm.createDirectory(atPath: out, withIntermediateDirectories: true)
         try fm.createDirectory(atPath: outside, withIntermediateDirectories: true)
-        guard fm.createFile(atPath: victim, contents: Data(HostileTree.victimText.utf8)) else { throw HarnessError("victim") }
+        guard fm.createFile(atPath: victim, contents: Data(HostileTree.victimText.utf8)) else {
+            throw HarnessError("victim")
+        }
         let ids = hostileIDs()
         #expect(ids.count == 50)
         #expect(Set(ids).count == 50)
@@ -135,9 +142,13 @@ final class HostileTree {
     }
 }
 
-@Suite("path safety: export and --rejects never write outside the output directory, follow a symlink or overwrite without --force")
+@Suite(
+    "path safety: export and --rejects never write outside the output directory, follow a symlink or overwrite without --force"
+)
 struct PathSafetyTests {
-    @Test("export EVENT_ID of 50 notifications with hostile thread ids: 50 safe names in the working directory, 0 writes elsewhere")
+    @Test(
+        "export EVENT_ID of 50 notifications with hostile thread ids: 50 safe names in the working directory, 0 writes elsewhere"
+    )
     func defaultNames() throws {
         let tree = try HostileTree()
         let before = tree.snapshot()
@@ -165,7 +176,9 @@ struct PathSafetyTests {
         }
     }
 
-    @Test("export --thread X --all --dir DIR for every hostile thread id: one safe name each inside DIR, 0 writes elsewhere")
+    @Test(
+        "export --thread X --all --dir DIR for every hostile thread id: one safe name each inside DIR, 0 writes elsewhere"
+    )
     func allIntoDirectory() throws {
         let tree = try HostileTree()
         let before = tree.snapshot()
@@ -178,7 +191,9 @@ struct PathSafetyTests {
             #expect(r.status == 0, "thread \(thread.debugDescription): \(r)")
             let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
             let mine = names.filter { $0.hasSuffix("-\(seq).apns") }
-            #expect(mine.count == 1 && mine.allSatisfy { $0.hasPrefix("01-") && PathSafetyKit.isSafeName($0, seq: seq) }, "\(mine)")
+            #expect(
+                mine.count == 1 && mine.allSatisfy { $0.hasPrefix("01-") && PathSafetyKit.isSafeName($0, seq: seq) },
+                "\(mine)")
             exported += 1
         }
         #expect(exported == 48)
@@ -187,7 +202,9 @@ struct PathSafetyTests {
         #expect(!exists(tree.farAway))
     }
 
-    @Test("-o to a planted symlink (to a file, dangling, to a directory) is refused with or without --force; the target is untouched")
+    @Test(
+        "-o to a planted symlink (to a file, dangling, to a directory) is refused with or without --force; the target is untouched"
+    )
     func symlinkAtOutput() throws {
         let tree = try HostileTree()
         let id = String(format: "00000000-0000-4000-8000-%012d", 1)
@@ -201,7 +218,8 @@ struct PathSafetyTests {
         let before = tree.snapshot()
         for (name, _) in links {
             for force in [false, true] {
-                let r = CLI.run(store: tree.store, ["export", id, "-o", tree.out + "/" + name] + (force ? ["--force"] : []))
+                let r = CLI.run(
+                    store: tree.store, ["export", id, "-o", tree.out + "/" + name] + (force ? ["--force"] : []))
                 #expect(r.status == 74, "\(name) force \(force): \(r)")
                 #expect(r.stderrLines.count == 1 && r.stderr.hasPrefix("pushtrail: "), "\(r)")
             }
@@ -220,21 +238,25 @@ struct PathSafetyTests {
         #expect(name == "_._x-2.apns")
         try FileManager.default.createSymbolicLink(atPath: tree.out + "/" + name, withDestinationPath: tree.victim)
         try FileManager.default.createDirectory(atPath: tree.out + "/all", withIntermediateDirectories: false)
-        try FileManager.default.createSymbolicLink(atPath: tree.out + "/all/01-" + name, withDestinationPath: tree.victim)
+        try FileManager.default.createSymbolicLink(
+            atPath: tree.out + "/all/01-" + name, withDestinationPath: tree.victim)
         let before = tree.snapshot()
         for force in [false, true] {
             let f = force ? ["--force"] : []
             let r = try PathSafetyKit.run(["--store", tree.store, "export", id] + f, in: tree.out)
             #expect(r.status == 74, "default name, force \(force): \(r)")
             #expect(r.stderrLines.count == 1, "\(r)")
-            let all = CLI.run(store: tree.store, ["export", "--thread", "../x", "--all", "--dir", tree.out + "/all"] + f)
+            let all = CLI.run(
+                store: tree.store, ["export", "--thread", "../x", "--all", "--dir", tree.out + "/all"] + f)
             #expect(all.status == 74, "--all, force \(force): \(all)")
         }
         #expect(tree.snapshot() == before)
         #expect(try String(contentsOfFile: tree.victim, encoding: .utf8) == HostileTree.victimText)
     }
 
-    @Test("--all --dir naming a planted symlink to another directory is refused (DESIGN: export never writes through a symlink)")
+    @Test(
+        "--all --dir naming a planted symlink to another directory is refused (DESIGN: export never writes through a symlink)"
+    )
     func symlinkAsDirectory() throws {
         let tree = try HostileTree()
         try FileManager.default.createSymbolicLink(atPath: tree.out + "/linked", withDestinationPath: tree.outside)
@@ -244,7 +266,9 @@ struct PathSafetyTests {
         #expect(tree.snapshot() == before, "nothing written into \(tree.outside) through the link")
     }
 
-    @Test("an existing file at -o, the default name or an --all name is kept without --force (exit 74 naming --force) and replaced, 0600, with it")
+    @Test(
+        "an existing file at -o, the default name or an --all name is kept without --force (exit 74 naming --force) and replaced, 0600, with it"
+    )
     func existingFile() throws {
         let tree = try HostileTree()
         let id = String(format: "00000000-0000-4000-8000-%012d", 3)  // thread ".."
@@ -262,7 +286,10 @@ struct PathSafetyTests {
         let runs: [(String, () throws -> Outcome)] = [
             ("-o", { CLI.run(store: tree.store, ["export", id, "-o", targets[0]]) }),
             ("default", { try PathSafetyKit.run(["--store", tree.store, "export", id], in: tree.out) }),
-            ("--all", { CLI.run(store: tree.store, ["export", "--thread", "..", "--all", "--dir", tree.out + "/all"]) }),
+            (
+                "--all",
+                { CLI.run(store: tree.store, ["export", "--thread", "..", "--all", "--dir", tree.out + "/all"]) }
+            ),
         ]
         for (what, run) in runs {
             let r = try run()
@@ -273,7 +300,9 @@ struct PathSafetyTests {
 
         #expect(CLI.run(store: tree.store, ["export", id, "-o", targets[0], "--force"]).status == 0)
         #expect(try PathSafetyKit.run(["--store", tree.store, "export", id, "--force"], in: tree.out).status == 0)
-        #expect(CLI.run(store: tree.store, ["export", "--thread", "..", "--all", "--dir", tree.out + "/all", "--force"]).status == 0)
+        #expect(
+            CLI.run(store: tree.store, ["export", "--thread", "..", "--all", "--dir", tree.out + "/all", "--force"])
+                .status == 0)
         for path in targets + [allName] {
             let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
             #expect(try JSON.parse(bytes)["Simulator Target Bundle"]?.string == "com.example.app", "\(path)")
@@ -306,7 +335,9 @@ struct PathSafetyTests {
         #expect(tree.snapshot() == before)
     }
 
-    @Test("--rejects PATH through a planted symlink (to a file, dangling) or at a FIFO is refused; the target is untouched and nothing is ingested")
+    @Test(
+        "--rejects PATH through a planted symlink (to a file, dangling) or at a FIFO is refused; the target is untouched and nothing is ingested"
+    )
     func rejectsPath() throws {
         let tree = try HostileTree()
         let input = try tree.dir.write("mixed.ndjson", lines: [Line.delivery("new-1"), "not json"])
@@ -320,7 +351,8 @@ struct PathSafetyTests {
             let r: Outcome
             do {
                 r = try PathSafetyKit.run(
-                    ["--store", tree.store, "ingest", input, "--rejects", tree.out + "/" + name], in: tree.out, timeout: 10)
+                    ["--store", tree.store, "ingest", input, "--rejects", tree.out + "/" + name], in: tree.out,
+                    timeout: 10)
             } catch {
                 Issue.record("\(name): \(error)")
                 continue

@@ -12,8 +12,9 @@ struct PermissionsTests {
     /// `path`'s mode in octal, for messages.
     func octal(_ path: String) -> String { mode(of: path).map { String($0, radix: 8) } ?? "missing" }
 
-    @Test("under umask 000 and 022: store dir 0700, data.mdb and lock.mdb 0600, --rejects, exports and reports 0600, --all dir 0700 and its files 0600",
-          arguments: ["000", "022"])
+    @Test(
+        "under umask 000 and 022: store dir 0700, data.mdb and lock.mdb 0600, --rejects, exports and reports 0600, --all dir 0700 and its files 0600",
+        arguments: ["000", "022"])
     func createdModes(umask: String) throws {
         let dir = try TempDir()
         let work = dir.file("work")
@@ -21,14 +22,16 @@ struct PermissionsTests {
         let input = try dir.write(
             "in.ndjson",
             lines: [
-                Line.notification("00000000-0000-4000-8000-000000000001", thread: "task-7", task: 7, extra: ",\"topic\":\"b.c\""),
+                Line.notification(
+                    "00000000-0000-4000-8000-000000000001", thread: "task-7", task: 7, extra: ",\"topic\":\"b.c\""),
                 Line.notification(
                     "00000000-0000-4000-8000-000000000002", thread: "task-7", task: 7, at: "2026-11-29T11:00:00Z",
                     extra: ",\"topic\":\"b.c\""),
                 "not json",
             ])
         let rejects = dir.file("rejects.ndjson")
-        let ingest = try PathSafetyKit.run(["--store", dir.store, "ingest", input, "--rejects", rejects], in: work, umask: umask)
+        let ingest = try PathSafetyKit.run(
+            ["--store", dir.store, "ingest", input, "--rejects", rejects], in: work, umask: umask)
         #expect(ingest.status == 65, "\(ingest)")
 
         #expect(mode(of: dir.store) == 0o700, "store dir \(octal(dir.store))")
@@ -40,7 +43,8 @@ struct PermissionsTests {
         #expect(mode(of: rejects) == 0o600, "rejects \(octal(rejects))")
 
         let output = dir.file("one.apns")
-        let one = try PathSafetyKit.run(["--store", dir.store, "export", "--thread", "task-7", "-o", output], in: work, umask: umask)
+        let one = try PathSafetyKit.run(
+            ["--store", dir.store, "export", "--thread", "task-7", "-o", output], in: work, umask: umask)
         #expect(one.status == 0, "\(one)")
         #expect(mode(of: output) == 0o600, "export -o \(octal(output))")
 
@@ -59,7 +63,9 @@ struct PermissionsTests {
 
         // An existing file replaced with --force ends 0600 too, whatever it was.
         let loose = dir.file("loose.apns")
-        #expect(FileManager.default.createFile(atPath: loose, contents: Data("x".utf8), attributes: [.posixPermissions: 0o666]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: loose, contents: Data("x".utf8), attributes: [.posixPermissions: 0o666]))
         let forced = try PathSafetyKit.run(
             ["--store", dir.store, "export", "--task", "7", "-o", loose, "--force"], in: work, umask: umask)
         #expect(forced.status == 0, "\(forced)")
@@ -75,22 +81,29 @@ struct PermissionsTests {
 
         // Reports: -o, the default name, and --force over a loose file.
         let page = dir.file("ticket.html")
-        let report = try PathSafetyKit.run(["--store", dir.store, "report", "--task", "7", "-o", page], in: work, umask: umask)
+        let report = try PathSafetyKit.run(
+            ["--store", dir.store, "report", "--task", "7", "-o", page], in: work, umask: umask)
         #expect(report.status == 0, "\(report)")
         #expect(mode(of: page) == 0o600, "report -o \(octal(page))")
-        let defaultReport = try PathSafetyKit.run(["--store", dir.store, "report", "--thread", "task-7"], in: work, umask: umask)
+        let defaultReport = try PathSafetyKit.run(
+            ["--store", dir.store, "report", "--thread", "task-7"], in: work, umask: umask)
         #expect(defaultReport.status == 0, "\(defaultReport)")
-        #expect(mode(of: work + "/task-7-report.html") == 0o600, "report default name \(octal(work + "/task-7-report.html"))")
+        #expect(
+            mode(of: work + "/task-7-report.html") == 0o600,
+            "report default name \(octal(work + "/task-7-report.html"))")
         let loosePage = dir.file("loose.html")
-        #expect(FileManager.default.createFile(atPath: loosePage, contents: Data("x".utf8), attributes: [.posixPermissions: 0o666]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: loosePage, contents: Data("x".utf8), attributes: [.posixPermissions: 0o666]))
         let forcedPage = try PathSafetyKit.run(
             ["--store", dir.store, "report", "--task", "7", "-o", loosePage, "--force"], in: work, umask: umask)
         #expect(forcedPage.status == 0, "\(forcedPage)")
         #expect(mode(of: loosePage) == 0o600, "report forced over 0666: \(octal(loosePage))")
     }
 
-    @Test("a store directory writable by group or others (0777, 0770) is refused: exit 74, one line naming chmod, for reading and writing",
-          arguments: [0o777, 0o770, 0o720, 0o702] as [Int])
+    @Test(
+        "a store directory writable by group or others (0777, 0770) is refused: exit 74, one line naming chmod, for reading and writing",
+        arguments: [0o777, 0o770, 0o720, 0o702] as [Int])
     func writableByOthers(_ permissions: Int) throws {
         let dir = try TempDir()
         let input = try dir.write("in.ndjson", lines: [Line.delivery("d-1")])
@@ -99,7 +112,9 @@ struct PermissionsTests {
         #expect(chmod(dir.store, mode_t(permissions)) == 0)
         defer { chmod(dir.store, 0o700) }
         let more = try dir.write("more.ndjson", lines: [Line.delivery("d-2")])
-        for argv in [["ingest", more], ["stats"], ["log"], ["verify"], ["head"], ["export", "--task", "1", "-o", "-"]] {
+        for argv in [
+            ["ingest", more], ["stats"], ["log"], ["verify"], ["head"], ["export", "--task", "1", "-o", "-"],
+        ] {
             let r = try Binary.run(["--store", dir.store] + argv)
             #expect(r.status == 74, "\(String(permissions, radix: 8)) \(argv): \(r)")
             #expect(r.stderrLines.count == 1, "\(argv): \(r)")

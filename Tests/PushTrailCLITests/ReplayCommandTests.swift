@@ -47,7 +47,9 @@ enum ReplayFixtures {
 
     /// Writes `lines` to a file in `dir` and ingests it into `dir`'s store (or `store`).
     @discardableResult
-    static func ingest(_ dir: TempDir, _ lines: [String], file: String = "events.ndjson", store: String? = nil) throws -> String {
+    static func ingest(_ dir: TempDir, _ lines: [String], file: String = "events.ndjson", store: String? = nil) throws
+        -> String
+    {
         let store = store ?? dir.store
         let path = try dir.write(file, lines: lines)
         let r = run(store, ["ingest", path])
@@ -86,7 +88,8 @@ enum ReplayFixtures {
 
     static func notification(
         _ id: String, at: String, user: String = "u_ann", device: String? = nil, task: Int?, thread: String?,
-        category: String? = "TASK_ACTIONABLE", title: String = "Reminder", subtitle: String? = nil, body: String = "Body text",
+        category: String? = "TASK_ACTIONABLE", title: String = "Reminder", subtitle: String? = nil,
+        body: String = "Body text",
         custom: String = "", topic: String? = ReplayFixtures.topic
     ) -> String {
         var alert = "{\"title\":\(q(title))"
@@ -110,7 +113,8 @@ enum ReplayFixtures {
         _ id: String, _ kind: String, outcome: String = "ok", at: String, user: String = "u_ann", task: Int,
         notification: String? = nil, thread: String? = nil, extra: String = ""
     ) -> String {
-        var line = "{\"type\":\"action\",\"id\":\(q(id)),\"at\":\(q(at)),\"user\":\(q(user)),\"task_id\":\(task),"
+        var line =
+            "{\"type\":\"action\",\"id\":\(q(id)),\"at\":\(q(at)),\"user\":\(q(user)),\"task_id\":\(task),"
             + "\"action\":\(q(kind)),\"outcome\":\(q(outcome))"
         if let notification { line += ",\"notification_id\":\(q(notification))" }
         if let thread { line += ",\"thread_id\":\(q(thread))" }
@@ -118,7 +122,8 @@ enum ReplayFixtures {
     }
 
     static func delivery(
-        _ id: String, for notification: String, status: Int = 200, reason: String? = nil, at: String, user: String = "u_ann",
+        _ id: String, for notification: String, status: Int = 200, reason: String? = nil, at: String,
+        user: String = "u_ann",
         device: String? = nil
     ) -> String {
         var line = "{\"type\":\"delivery\",\"id\":\(q(id)),\"at\":\(q(at)),\"user\":\(q(user))"
@@ -162,16 +167,24 @@ enum ReplayFixtures {
         static let lines: [String] = [
             notification(
                 n1, at: "2026-11-20T08:00:00Z", task: 7, thread: "task-7", title: "Due soon: Clean gutters",
-                custom: #""task_name":"Clean gutters","residence_id":12,"residence_name":"Home","due_date":"2026-11-25","notification_type":"task_due_soon","# + actionable),
+                custom:
+                    #""task_name":"Clean gutters","residence_id":12,"residence_name":"Home","due_date":"2026-11-25","notification_type":"task_due_soon","#
+                    + actionable),
             delivery("dlv-1", for: n1, at: "2026-11-20T08:00:01Z"),
-            action("act-1", "mark_in_progress", at: "2026-11-20T09:00:00Z", task: 7, notification: n1, thread: "task-7"),
-            action("act-2", "edit", at: "2026-11-21T10:00:00Z", task: 7,
-                   extra: #","changes":{"task_name":"Clean gutters and drains","due_date":"2026-11-27"}"#),
+            action(
+                "act-1", "mark_in_progress", at: "2026-11-20T09:00:00Z", task: 7, notification: n1, thread: "task-7"),
+            action(
+                "act-2", "edit", at: "2026-11-21T10:00:00Z", task: 7,
+                extra: #","changes":{"task_name":"Clean gutters and drains","due_date":"2026-11-27"}"#),
             notification(
-                n2, at: "2026-11-22T08:00:00Z", task: 7, thread: "task-7", category: "TASK_IN_PROGRESS", title: "In progress",
-                custom: #""task_name":"Clean gutters and drains","due_date":"2026-11-27","button_types":["edit","complete","cancel"]"#),
-            action("act-3", "complete", outcome: "rejected", at: "2026-11-22T09:00:00Z", task: 7, notification: n2,
-                   extra: #","http_status":409"#),
+                n2, at: "2026-11-22T08:00:00Z", task: 7, thread: "task-7", category: "TASK_IN_PROGRESS",
+                title: "In progress",
+                custom:
+                    #""task_name":"Clean gutters and drains","due_date":"2026-11-27","button_types":["edit","complete","cancel"]"#
+            ),
+            action(
+                "act-3", "complete", outcome: "rejected", at: "2026-11-22T09:00:00Z", task: 7, notification: n2,
+                extra: #","http_status":409"#),
             action("act-4", "complete", at: "2026-11-22T10:00:00Z", task: 7, notification: n2),
             notification(
                 n3, at: "2026-11-23T08:00:00Z", task: 7, thread: "task-7", category: "TASK_COMPLETED", title: "Done",
@@ -194,41 +207,53 @@ enum ReplayFixtures {
 
     static let afterEdit = ["7a000000-0000-4000-8000-000000000001", "act-1", "act-2"]
     static let horizons: [Expected] = [
-        Expected(at: "2026-11-21T12:00:00Z", state: "in_progress", asOf: "2026-11-21T12:00:00.000Z",
-                 taskName: "Clean gutters and drains", dueDate: "2026-11-27", completions: 0, historyIDs: afterEdit),
+        Expected(
+            at: "2026-11-21T12:00:00Z", state: "in_progress", asOf: "2026-11-21T12:00:00.000Z",
+            taskName: "Clean gutters and drains", dueDate: "2026-11-27", completions: 0, historyIDs: afterEdit),
         // 11:30+02:00 is 09:30Z: after the rejected complete, before the accepted one.
-        Expected(at: "2026-11-22T11:30:00+02:00", state: "in_progress", asOf: "2026-11-22T09:30:00.000Z",
-                 taskName: "Clean gutters and drains", dueDate: "2026-11-27", completions: 0,
-                 historyIDs: afterEdit + [Gutters.n2, "act-3"]),
+        Expected(
+            at: "2026-11-22T11:30:00+02:00", state: "in_progress", asOf: "2026-11-22T09:30:00.000Z",
+            taskName: "Clean gutters and drains", dueDate: "2026-11-27", completions: 0,
+            historyIDs: afterEdit + [Gutters.n2, "act-3"]),
         // 12:00+02:00 is 10:00Z, the complete's own time: at ≤ T includes it.
-        Expected(at: "2026-11-22T12:00:00+02:00", state: "completed", asOf: "2026-11-22T10:00:00.000Z",
-                 taskName: "Clean gutters and drains", dueDate: "2026-11-27", completions: 1,
-                 historyIDs: afterEdit + [Gutters.n2, "act-3", "act-4"]),
+        Expected(
+            at: "2026-11-22T12:00:00+02:00", state: "completed", asOf: "2026-11-22T10:00:00.000Z",
+            taskName: "Clean gutters and drains", dueDate: "2026-11-27", completions: 1,
+            historyIDs: afterEdit + [Gutters.n2, "act-3", "act-4"]),
         // A date is midnight UTC: before the edit.
-        Expected(at: "2026-11-21", state: "in_progress", asOf: "2026-11-21T00:00:00.000Z",
-                 taskName: "Clean gutters", dueDate: "2026-11-25", completions: 0, historyIDs: [Gutters.n1, "act-1"]),
-        Expected(at: "now", clock: "2026-11-21T00:00:00Z", state: "in_progress", asOf: "2026-11-21T00:00:00.000Z",
-                 taskName: "Clean gutters", dueDate: "2026-11-25", completions: 0, historyIDs: [Gutters.n1, "act-1"]),
-        Expected(at: "now", state: "completed", asOf: "2026-12-01T09:30:00.000Z",
-                 taskName: "Clean gutters and drains", dueDate: "2026-11-27", completions: 1,
-                 historyIDs: afterEdit + [Gutters.n2, "act-3", "act-4", Gutters.n3]),
-        Expected(at: "-2h", clock: "2026-11-22T11:30:00Z", state: "in_progress", asOf: "2026-11-22T09:30:00.000Z",
-                 taskName: "Clean gutters and drains", dueDate: "2026-11-27", completions: 0,
-                 historyIDs: afterEdit + [Gutters.n2, "act-3"]),
-        Expected(at: "-2h", clock: "2026-11-22T12:00:00Z", state: "completed", asOf: "2026-11-22T10:00:00.000Z",
-                 taskName: "Clean gutters and drains", dueDate: "2026-11-27", completions: 1,
-                 historyIDs: afterEdit + [Gutters.n2, "act-3", "act-4"]),
-        Expected(at: "-7d", clock: "2026-11-29T09:30:00Z", state: "in_progress", asOf: "2026-11-22T09:30:00.000Z",
-                 taskName: "Clean gutters and drains", dueDate: "2026-11-27", completions: 0,
-                 historyIDs: afterEdit + [Gutters.n2, "act-3"]),
-        Expected(at: "-7d", clock: "2026-11-29T10:00:00Z", state: "completed", asOf: "2026-11-22T10:00:00.000Z",
-                 taskName: "Clean gutters and drains", dueDate: "2026-11-27", completions: 1,
-                 historyIDs: afterEdit + [Gutters.n2, "act-3", "act-4"]),
+        Expected(
+            at: "2026-11-21", state: "in_progress", asOf: "2026-11-21T00:00:00.000Z",
+            taskName: "Clean gutters", dueDate: "2026-11-25", completions: 0, historyIDs: [Gutters.n1, "act-1"]),
+        Expected(
+            at: "now", clock: "2026-11-21T00:00:00Z", state: "in_progress", asOf: "2026-11-21T00:00:00.000Z",
+            taskName: "Clean gutters", dueDate: "2026-11-25", completions: 0, historyIDs: [Gutters.n1, "act-1"]),
+        Expected(
+            at: "now", state: "completed", asOf: "2026-12-01T09:30:00.000Z",
+            taskName: "Clean gutters and drains", dueDate: "2026-11-27", completions: 1,
+            historyIDs: afterEdit + [Gutters.n2, "act-3", "act-4", Gutters.n3]),
+        Expected(
+            at: "-2h", clock: "2026-11-22T11:30:00Z", state: "in_progress", asOf: "2026-11-22T09:30:00.000Z",
+            taskName: "Clean gutters and drains", dueDate: "2026-11-27", completions: 0,
+            historyIDs: afterEdit + [Gutters.n2, "act-3"]),
+        Expected(
+            at: "-2h", clock: "2026-11-22T12:00:00Z", state: "completed", asOf: "2026-11-22T10:00:00.000Z",
+            taskName: "Clean gutters and drains", dueDate: "2026-11-27", completions: 1,
+            historyIDs: afterEdit + [Gutters.n2, "act-3", "act-4"]),
+        Expected(
+            at: "-7d", clock: "2026-11-29T09:30:00Z", state: "in_progress", asOf: "2026-11-22T09:30:00.000Z",
+            taskName: "Clean gutters and drains", dueDate: "2026-11-27", completions: 0,
+            historyIDs: afterEdit + [Gutters.n2, "act-3"]),
+        Expected(
+            at: "-7d", clock: "2026-11-29T10:00:00Z", state: "completed", asOf: "2026-11-22T10:00:00.000Z",
+            taskName: "Clean gutters and drains", dueDate: "2026-11-27", completions: 1,
+            historyIDs: afterEdit + [Gutters.n2, "act-3", "act-4"]),
         // @3: the notification, its delivery and the mark_in_progress.
-        Expected(at: "@3", state: "in_progress", asOf: "@3", taskName: "Clean gutters", dueDate: "2026-11-25",
-                 completions: 0, historyIDs: [Gutters.n1, "act-1"]),
-        Expected(at: "@7", state: "completed", asOf: "@7", taskName: "Clean gutters and drains", dueDate: "2026-11-27",
-                 completions: 1, historyIDs: afterEdit + [Gutters.n2, "act-3", "act-4"]),
+        Expected(
+            at: "@3", state: "in_progress", asOf: "@3", taskName: "Clean gutters", dueDate: "2026-11-25",
+            completions: 0, historyIDs: [Gutters.n1, "act-1"]),
+        Expected(
+            at: "@7", state: "completed", asOf: "@7", taskName: "Clean gutters and drains", dueDate: "2026-11-27",
+            completions: 1, historyIDs: afterEdit + [Gutters.n2, "act-3", "act-4"]),
     ]
 
     // MARK: The task-9 thread
@@ -242,7 +267,8 @@ enum ReplayFixtures {
 
         static let lines: [String] = [
             notification(
-                nA, at: "2026-11-20T10:00:00Z", user: "u_bo", task: 9, thread: "task-9", title: "Due soon: Clean dryer vent",
+                nA, at: "2026-11-20T10:00:00Z", user: "u_bo", task: 9, thread: "task-9",
+                title: "Due soon: Clean dryer vent",
                 subtitle: "Maple Street House", body: "Clean dryer vent is due Friday.",
                 custom: #""task_name":"Clean dryer vent","notification_type":"task_due_soon","# + actionable),
             delivery("dlv-a", for: nA.uppercased(), at: "2026-11-20T10:00:01Z", user: "u_bo"),
@@ -267,12 +293,14 @@ enum ReplayFixtures {
         static let n2 = "c1000000-0000-4000-8000-000000000007"
 
         static let lines: [String] = [
-            notification(n1, at: "2026-11-20T08:00:00Z", task: 7, thread: "task-7", title: "Clean gutters", custom: actionable),
+            notification(
+                n1, at: "2026-11-20T08:00:00Z", task: 7, thread: "task-7", title: "Clean gutters", custom: actionable),
             delivery("dlv-l1", for: n1, at: "2026-11-20T08:00:01Z"),
             notification(
                 m1, at: "2026-11-20T09:00:00Z", user: "u_bo", task: 8, thread: "task-8", title: "Overdue: Mow lawn",
                 custom: #""notification_type":"task_overdue","# + actionable),
-            action("act-l1", "mark_in_progress", at: "2026-11-20T10:00:00Z", task: 7, notification: n1, thread: "task-7"),
+            action(
+                "act-l1", "mark_in_progress", at: "2026-11-20T10:00:00Z", task: 7, notification: n1, thread: "task-7"),
             delivery("dlv-l2", for: m1, status: 410, reason: "Unregistered", at: "2026-11-20T09:00:01Z", user: "u_bo"),
             action("act-l2", "complete", at: "2026-11-21T08:00:00Z", user: "u_bo", task: 8),
             notification(
@@ -320,10 +348,16 @@ struct ReplayCommandTests {
         let n: JSON = .null
         let expected: [(Int, String, String, JSON, JSON, String, String)] = [
             (1, R.Gutters.n1, "2026-11-20T08:00:00.000Z", n, n, "active", "active"),
-            (3, "act-1", "2026-11-20T09:00:00.000Z", .string("mark_in_progress"), .string("ok"), "active", "in_progress"),
+            (
+                3, "act-1", "2026-11-20T09:00:00.000Z", .string("mark_in_progress"), .string("ok"), "active",
+                "in_progress"
+            ),
             (4, "act-2", "2026-11-21T10:00:00.000Z", .string("edit"), .string("ok"), "in_progress", "in_progress"),
             (5, R.Gutters.n2, "2026-11-22T08:00:00.000Z", n, n, "in_progress", "in_progress"),
-            (6, "act-3", "2026-11-22T09:00:00.000Z", .string("complete"), .string("rejected"), "in_progress", "in_progress"),
+            (
+                6, "act-3", "2026-11-22T09:00:00.000Z", .string("complete"), .string("rejected"), "in_progress",
+                "in_progress"
+            ),
             (7, "act-4", "2026-11-22T10:00:00.000Z", .string("complete"), .string("ok"), "in_progress", "completed"),
             (8, R.Gutters.n3, "2026-11-23T08:00:00.000Z", n, n, "completed", "completed"),
         ]
@@ -340,8 +374,9 @@ struct ReplayCommandTests {
         }
     }
 
-    @Test("task --at takes every time form and gives the hand-computed state",
-          arguments: ReplayFixtures.horizons)
+    @Test(
+        "task --at takes every time form and gives the hand-computed state",
+        arguments: ReplayFixtures.horizons)
     func taskAt(_ expected: ReplayFixtures.Expected) throws {
         let dir = try TempDir()
         let store = try R.ingest(dir, R.Gutters.lines)
@@ -376,12 +411,14 @@ struct ReplayCommandTests {
     func atSeqWithLateEvent() throws {
         let dir = try TempDir()
         let n = "d0000000-0000-4000-8000-000000000001"
-        let store = try R.ingest(dir, [
-            R.notification(n, at: "2026-11-20T08:00:00Z", task: 7, thread: "task-7", custom: R.actionable),
-            R.action("late-complete", "complete", at: "2026-11-20T10:00:00Z", task: 7),
-            // Uploaded late: the cancel happened before the complete.
-            R.action("late-cancel", "cancel", at: "2026-11-20T09:00:00Z", task: 7),
-        ])
+        let store = try R.ingest(
+            dir,
+            [
+                R.notification(n, at: "2026-11-20T08:00:00Z", task: 7, thread: "task-7", custom: R.actionable),
+                R.action("late-complete", "complete", at: "2026-11-20T10:00:00Z", task: 7),
+                // Uploaded late: the cancel happened before the complete.
+                R.action("late-cancel", "cancel", at: "2026-11-20T09:00:00Z", task: 7),
+            ])
         let at2 = try R.json(store, ["task", "7", "--json", "--at", "@2"])
         #expect(at2["state"] == .string("completed"))
         #expect(at2["as_of"] == .string("@2"))
@@ -413,9 +450,11 @@ struct ReplayCommandTests {
         let n = "d1000000-0000-4000-8000-000000000001"
         let cancel = R.action("tie-cancel", "cancel", at: "2026-11-20T09:00:00Z", task: 7)
         let mark = R.action("tie-mark", "mark_in_progress", at: "2026-11-20T09:00:00Z", task: 7)
-        let store = try R.ingest(dir, [
-            R.notification(n, at: "2026-11-20T08:00:00Z", task: 7, thread: "task-7", custom: R.actionable),
-        ] + (cancelFirst ? [cancel, mark] : [mark, cancel]))
+        let store = try R.ingest(
+            dir,
+            [
+                R.notification(n, at: "2026-11-20T08:00:00Z", task: 7, thread: "task-7", custom: R.actionable)
+            ] + (cancelFirst ? [cancel, mark] : [mark, cancel]))
         let json = try R.json(store, ["task", "7", "--json"])
         let history = try #require(json["history"])
         if cancelFirst {
@@ -441,9 +480,11 @@ struct ReplayCommandTests {
         // Two files, so the order spans ingest runs too.
         try R.ingest(shuffled, permutation.prefix(4).map { R.Gutters.lines[$0] }, file: "first.ndjson")
         let b = try R.ingest(shuffled, permutation.dropFirst(4).map { R.Gutters.lines[$0] }, file: "second.ndjson")
-        for argv in [["task", "7", "--json"], ["thread", "task-7", "--json"],
-                     ["task", "7", "--json", "--at", "2026-11-22T09:30:00Z"],
-                     ["thread", "task-7", "--json", "--at", "2026-11-21T00:00:00Z"]] {
+        for argv in [
+            ["task", "7", "--json"], ["thread", "task-7", "--json"],
+            ["task", "7", "--json", "--at", "2026-11-22T09:30:00Z"],
+            ["thread", "task-7", "--json", "--at", "2026-11-21T00:00:00Z"],
+        ] {
             let x = R.withoutSeqs(try R.json(a, argv))
             let y = R.withoutSeqs(try R.json(b, argv))
             #expect(x == y, "\(argv)")
@@ -455,8 +496,10 @@ struct ReplayCommandTests {
     func unknownTaskOrThread() throws {
         let dir = try TempDir()
         let store = try R.ingest(dir, R.Gutters.lines)
-        for argv in [["task", "404"], ["task", "404", "--json"], ["thread", "task-404"], ["thread", "task-404", "--json"],
-                     ["task", "7", "--at", "2026-11-01"]] {
+        for argv in [
+            ["task", "404"], ["task", "404", "--json"], ["thread", "task-404"], ["thread", "task-404", "--json"],
+            ["task", "7", "--at", "2026-11-01"],
+        ] {
             let r = R.run(store, argv)
             #expect(r.status == 1, "\(argv): \(r)")
             #expect(r.stdout.isEmpty, "\(argv)")
@@ -466,10 +509,13 @@ struct ReplayCommandTests {
 
     // MARK: the sample stories
 
-    @Test("on the sample, every task ends as STORIES.md's cast table says: state, name, residence, completions, due date")
+    @Test(
+        "on the sample, every task ends as STORIES.md's cast table says: state, name, residence, completions, due date")
     func sampleFinalStates() throws {
         let text = try String(contentsOfFile: AuditFixtures.samples + "/STORIES.md", encoding: .utf8)
-        let rows = text.split(separator: "\n").map(String.init).filter { $0.range(of: #"^\| 1[12]\d\d \|"#, options: .regularExpression) != nil }
+        let rows = text.split(separator: "\n").map(String.init).filter {
+            $0.range(of: #"^\| 1[12]\d\d \|"#, options: .regularExpression) != nil
+        }
         #expect(rows.count == 14)
         let dir = try TempDir()
         let store = try AuditFixtures.sampleStore(dir)
@@ -494,7 +540,9 @@ struct ReplayCommandTests {
         }
     }
 
-    @Test("story a: after the failed complete task 1102 is still active with no completion, and the failure is in its history")
+    @Test(
+        "story a: after the failed complete task 1102 is still active with no completion, and the failure is in its history"
+    )
     func storyFailedComplete() throws {
         let dir = try TempDir()
         let store = try AuditFixtures.sampleStore(dir)
@@ -509,7 +557,9 @@ struct ReplayCommandTests {
         #expect(step?["finding"] == .null)
     }
 
-    @Test("story b: the TASK_ACTIONABLE sent while task 1109 was cancelled is flagged in the thread; the rejected complete is not")
+    @Test(
+        "story b: the TASK_ACTIONABLE sent while task 1109 was cancelled is flagged in the thread; the rejected complete is not"
+    )
     func storyWrongButtons() throws {
         let dir = try TempDir()
         let store = try AuditFixtures.sampleStore(dir)
@@ -524,12 +574,16 @@ struct ReplayCommandTests {
         #expect(pressed?["finding"] == .null)
     }
 
-    @Test("story c and the offsets: task 1106's thread flags the two sends to the dead token, and -05:00 times order as instants")
+    @Test(
+        "story c and the offsets: task 1106's thread flags the two sends to the dead token, and -05:00 times order as instants"
+    )
     func storyDeadToken() throws {
         let dir = try TempDir()
         let store = try AuditFixtures.sampleStore(dir)
         let events = R.elements(try R.json(store, ["thread", "task-1106", "--json"])["events"])
-        let flagged = events.filter { $0["finding"] == .string("sent_after_unregistered") }.compactMap { $0["id"]?.string }
+        let flagged = events.filter { $0["finding"] == .string("sent_after_unregistered") }.compactMap {
+            $0["id"]?.string
+        }
         #expect(flagged == ["529bda1f-f15c-491e-8ed9-a25bf8e144e2", "f90d3d47-2259-4d39-8663-c4ae857c01f8"])
         let ids = events.compactMap { $0["id"]?.string }
         let notification = try #require(ids.firstIndex(of: "8056ca00-322f-4bdc-a894-6864007fcacc"))
@@ -541,7 +595,8 @@ struct ReplayCommandTests {
 
     // MARK: thread
 
-    @Test("thread --json: members through notification_id (in any case), per-type fields, and the task state after each")
+    @Test(
+        "thread --json: members through notification_id (in any case), per-type fields, and the task state after each")
     func threadJSON() throws {
         let dir = try TempDir()
         let store = try R.ingest(dir, R.Dryer.lines)
@@ -554,14 +609,17 @@ struct ReplayCommandTests {
         }
         #expect(events.compactMap { $0["id"]?.string } == [R.Dryer.nA, "dlv-a", "act-open", R.Dryer.nB, "dlv-b"])
         #expect(R.column(events, "seq") == [1, 2, 3, 5, 6].map { JSON.number(String($0)) })
-        #expect(R.column(events, "type") == R.strings(["notification", "delivery", "action", "notification", "delivery"]))
+        #expect(
+            R.column(events, "type") == R.strings(["notification", "delivery", "action", "notification", "delivery"]))
         #expect(R.column(events, "task_id") == Array(repeating: JSON.number("9"), count: 5))
         // The cancel in thread "elsewhere" is not shown but moves the state.
         #expect(R.column(events, "task_state") == R.strings(["active", "active", "active", "cancelled", "cancelled"]))
-        #expect(R.column(events, "at") == R.strings([
-            "2026-11-20T10:00:00.000Z", "2026-11-20T10:00:01.000Z", "2026-11-20T10:05:00.000Z",
-            "2026-11-20T11:00:00.000Z", "2026-11-20T11:00:01.000Z",
-        ]))
+        #expect(
+            R.column(events, "at")
+                == R.strings([
+                    "2026-11-20T10:00:00.000Z", "2026-11-20T10:00:01.000Z", "2026-11-20T10:05:00.000Z",
+                    "2026-11-20T11:00:00.000Z", "2026-11-20T11:00:01.000Z",
+                ]))
         #expect(R.column(events, "finding") == [.null, .null, .null, .null, .string("delivery_failed")])
 
         let first = events[0]
@@ -620,8 +678,9 @@ struct ReplayCommandTests {
 
     // MARK: log
 
-    @Test("log filters select what each filter says, in timeline order",
-          arguments: [
+    @Test(
+        "log filters select what each filter says, in timeline order",
+        arguments: [
             (["--user", "u_ann"], [1, 2, 4, 7]),
             (["--user", "u_bo"], [3, 5, 6]),
             (["--task", "7"], [1, 2, 4, 7]),
@@ -648,15 +707,16 @@ struct ReplayCommandTests {
             (["--task", "7", "--category", "TASK_IN_PROGRESS"], [7]),
             (["--task", "8", "--type", "delivery", "--grep", "unregistered"], [5]),
             ([], [1, 2, 3, 5, 4, 6, 7]),
-          ] as [([String], [Int])])
+        ] as [([String], [Int])])
     func logFilters(_ filters: [String], _ seqs: [Int]) throws {
         let dir = try TempDir()
         let store = try R.ingest(dir, R.Mixed.lines)
         #expect(try R.logIDs(store, filters) == R.Mixed.ids(seqs))
     }
 
-    @Test("log -n N gives the last N in timeline order, -r newest first",
-          arguments: [
+    @Test(
+        "log -n N gives the last N in timeline order, -r newest first",
+        arguments: [
             (["-n", "2"], [6, 7]),
             (["-n", "2", "-r"], [7, 6]),
             (["-r"], [7, 6, 4, 5, 3, 2, 1]),
@@ -667,7 +727,7 @@ struct ReplayCommandTests {
             (["-r", "--since", "2026-11-20T10:00:00Z"], [7, 6, 4]),
             (["-n", "0"], []),
             (["-n", "50"], [1, 2, 3, 5, 4, 6, 7]),
-          ] as [([String], [Int])])
+        ] as [([String], [Int])])
     func logLimitAndReverse(_ options: [String], _ seqs: [Int]) throws {
         let dir = try TempDir()
         let store = try R.ingest(dir, R.Mixed.lines)
@@ -690,8 +750,11 @@ struct ReplayCommandTests {
     func logNoMatch() throws {
         let dir = try TempDir()
         let store = try R.ingest(dir, R.Mixed.lines)
-        for argv in [["log", "--user", "nobody"], ["log", "--json", "--grep", "zzz-nothing"], ["log", "--raw", "--task", "999"],
-                     ["log", "--thread", "task-404"], ["log", "--since", "2027-01-01"], ["log", "--type", "action", "--category", "TASK_ACTIONABLE"]] {
+        for argv in [
+            ["log", "--user", "nobody"], ["log", "--json", "--grep", "zzz-nothing"], ["log", "--raw", "--task", "999"],
+            ["log", "--thread", "task-404"], ["log", "--since", "2027-01-01"],
+            ["log", "--type", "action", "--category", "TASK_ACTIONABLE"],
+        ] {
             let r = R.run(store, argv)
             #expect(r.status == 0, "\(argv): \(r)")
             #expect(r.stdout.isEmpty, "\(argv): \(r)")
@@ -703,8 +766,10 @@ struct ReplayCommandTests {
     func rawRoundTrip() throws {
         let dir = try TempDir()
         // A line with spacing, escapes, unknown fields, number spellings and an offset.
-        let odd = #"{ "type" : "delivery", "id":"dlv-odd", "at":"2026-11-21T09:00:01.123456+02:00", "user":"u_\u0061nn", "notification_id":""#
-            + R.Mixed.n2.uppercased() + #"", "status":200, "meta":{"z":[1.50,2e3,"é\u00e9 \"q\"",true,null],"a":{}}, "device":"ab12"  }"#
+        let odd =
+            #"{ "type" : "delivery", "id":"dlv-odd", "at":"2026-11-21T09:00:01.123456+02:00", "user":"u_\u0061nn", "notification_id":""#
+            + R.Mixed.n2.uppercased()
+            + #"", "status":200, "meta":{"z":[1.50,2e3,"é\u00e9 \"q\"",true,null],"a":{}}, "device":"ab12"  }"#
         let store = try R.ingest(dir, R.Mixed.lines + [odd])
         let raw = R.run(store, ["log", "--raw"])
         #expect(raw.status == 0)
@@ -740,19 +805,24 @@ struct ReplayCommandTests {
         static let weird = "e0000000-0000-4000-8000-0000000000c1"
 
         /// x1's payload as emitted: keys in an unusual order, spacing inside values.
-        static let x1Payload = #"{"task_id":7,"aps":{"thread-id":"task-7","alert":{"title":"First","body":"One"},"category":"TASK_ACTIONABLE"},"zeta":{ "b" : 1, "a" : [1, 2.50, "x\"y"] },"task_name":"Clean gutters","alpha":"é\u00e9"}"#
+        static let x1Payload =
+            #"{"task_id":7,"aps":{"thread-id":"task-7","alert":{"title":"First","body":"One"},"category":"TASK_ACTIONABLE"},"zeta":{ "b" : 1, "a" : [1, 2.50, "x\"y"] },"task_name":"Clean gutters","alpha":"é\u00e9"}"#
 
         static let lines: [String] = [
-            #"{"type":"notification","id":""# + x1 + #"","at":"2026-11-20T08:00:00Z","user":"u_ann","topic":"com.example.honeydue","payload":"#
+            #"{"type":"notification","id":""# + x1
+                + #"","at":"2026-11-20T08:00:00Z","user":"u_ann","topic":"com.example.honeydue","payload":"#
                 + x1Payload + "}",
             ReplayFixtures.action("act-x1", "open", at: "2026-11-20T09:00:00Z", task: 7, notification: x1),
             ReplayFixtures.delivery("dlv-x1", for: x1, at: "2026-11-20T08:00:01Z"),
-            ReplayFixtures.notification(x2, at: "2026-11-21T09:00:00Z", task: 7, thread: "task-7", title: "Second", topic: nil),
-            ReplayFixtures.notification(x0, at: "2026-11-19T08:00:00Z", task: 7, thread: "task-7", title: "Zeroth", topic: "com.example.other"),
+            ReplayFixtures.notification(
+                x2, at: "2026-11-21T09:00:00Z", task: 7, thread: "task-7", title: "Second", topic: nil),
+            ReplayFixtures.notification(
+                x0, at: "2026-11-19T08:00:00Z", task: 7, thread: "task-7", title: "Zeroth", topic: "com.example.other"),
             ReplayFixtures.notification(
                 big, at: "2026-11-20T08:00:00Z", task: 8, thread: "task-8", title: "Big",
                 custom: "\"pad\":\"" + String(repeating: "p", count: 5000) + "\""),
-            ReplayFixtures.notification(weird, at: "2026-11-20T08:00:00Z", task: 9, thread: "task-9", category: "WEIRD_CATEGORY"),
+            ReplayFixtures.notification(
+                weird, at: "2026-11-20T08:00:00Z", task: 9, thread: "task-9", category: "WEIRD_CATEGORY"),
         ]
     }
 
@@ -787,15 +857,16 @@ struct ReplayCommandTests {
         #expect(try JSON.parse(upper.stdoutBytes) == file)
     }
 
-    @Test("export --thread X --at T picks the latest notification at or before T, in timeline order",
-          arguments: [
+    @Test(
+        "export --thread X --at T picks the latest notification at or before T, in timeline order",
+        arguments: [
             ("2026-11-19T12:00:00Z", "Zeroth"),
             ("2026-11-21T08:59:59Z", "First"),
             ("2026-11-21T09:00:00Z", "Second"),
             ("@1", "First"),
             ("@4", "Second"),
             ("@7", "Second"),
-          ])
+        ])
     func exportThreadAt(_ at: String, _ title: String) throws {
         let dir = try TempDir()
         let store = try R.ingest(dir, Exports.lines)
@@ -934,11 +1005,17 @@ struct ReplayCommandTests {
     /// Whether `name` is a safe `.apns` file name ending in `-<seq>.apns`.
     static func isSafe(_ name: String, seq: UInt64) -> Bool {
         name.utf8.count <= 255 && name.hasSuffix("-\(seq).apns") && !name.hasPrefix(".")
-            && name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) }
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0))
+            }
     }
 
-    @Test("SafeFileName keeps hostile ids inside the directory: safe characters, not hidden, ≤ 255 bytes, ending -<seq>.apns",
-          arguments: ReplayCommandTests.hostileThreads + [String(repeating: "x", count: 300), String(repeating: "/", count: 300), ""])
+    @Test(
+        "SafeFileName keeps hostile ids inside the directory: safe characters, not hidden, ≤ 255 bytes, ending -<seq>.apns",
+        arguments: ReplayCommandTests.hostileThreads + [
+            String(repeating: "x", count: 300), String(repeating: "/", count: 300), "",
+        ])
     func safeFileName(_ stem: String) throws {
         for prefix in ["", "01-", "1234-"] {
             let name = SafeFileName.apns(stem: stem, seq: 123_456_789, prefix: prefix)
@@ -949,12 +1026,17 @@ struct ReplayCommandTests {
         #expect(SafeFileName.apns(stem: "task-7", seq: 3) == "task-7-3.apns")
     }
 
-    @Test("export --all --dir with hostile thread ids writes each file directly inside DIR", arguments: ReplayCommandTests.hostileThreads)
+    @Test(
+        "export --all --dir with hostile thread ids writes each file directly inside DIR",
+        arguments: ReplayCommandTests.hostileThreads)
     func exportAllHostile(_ thread: String) throws {
         let dir = try TempDir()
-        let store = try R.ingest(dir, [
-            R.notification("f0000000-0000-4000-8000-000000000001", at: "2026-11-20T08:00:00Z", task: 7, thread: thread),
-        ])
+        let store = try R.ingest(
+            dir,
+            [
+                R.notification(
+                    "f0000000-0000-4000-8000-000000000001", at: "2026-11-20T08:00:00Z", task: 7, thread: thread)
+            ])
         let before = Set(try FileManager.default.contentsOfDirectory(atPath: dir.path))
         let out = dir.file("out")
         let r = R.run(store, ["export", "--thread", thread, "--all", "--dir", out])
@@ -965,18 +1047,24 @@ struct ReplayCommandTests {
             #expect(ReplayCommandTests.isSafe(name, seq: 1), "\(name)")
             #expect(name.hasPrefix("01-"))
             var isDirectory: ObjCBool = false
-            #expect(FileManager.default.fileExists(atPath: out + "/" + name, isDirectory: &isDirectory) && !isDirectory.boolValue)
+            #expect(
+                FileManager.default.fileExists(atPath: out + "/" + name, isDirectory: &isDirectory)
+                    && !isDirectory.boolValue)
         }
         // Nothing appeared next to DIR.
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: dir.path)) == before.union(["out"]))
     }
 
-    @Test("export without -o writes <thread>-<seq>.apns into the current directory, whatever the thread id (built binary)")
+    @Test(
+        "export without -o writes <thread>-<seq>.apns into the current directory, whatever the thread id (built binary)"
+    )
     func exportDefaultNameInCurrentDirectory() throws {
         let binary = try Binary.path()
         let dir = try TempDir()
         let lines = ReplayCommandTests.hostileThreads.enumerated().map { i, thread in
-            R.notification(String(format: "f1000000-0000-4000-8000-%012d", i + 1), at: "2026-11-20T08:00:00Z", task: 7, thread: thread)
+            R.notification(
+                String(format: "f1000000-0000-4000-8000-%012d", i + 1), at: "2026-11-20T08:00:00Z", task: 7,
+                thread: thread)
         }
         let store = try R.ingest(dir, lines)
         let cwd = dir.file("cwd")
@@ -994,11 +1082,14 @@ struct ReplayCommandTests {
             process.waitUntilExit()
             #expect(process.terminationStatus == 0, "\(thread.debugDescription)")
             let seq = UInt64(i + 1)
-            let written = try FileManager.default.contentsOfDirectory(atPath: cwd).filter { $0.hasSuffix("-\(seq).apns") }
+            let written = try FileManager.default.contentsOfDirectory(atPath: cwd).filter {
+                $0.hasSuffix("-\(seq).apns")
+            }
             #expect(written.count == 1, "\(thread.debugDescription): \(written)")
             for name in written { #expect(ReplayCommandTests.isSafe(name, seq: seq), "\(name)") }
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: cwd).count == ReplayCommandTests.hostileThreads.count)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: cwd).count == ReplayCommandTests.hostileThreads.count)
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: dir.path)) == outside)
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/x-1.apns"))
     }

@@ -130,7 +130,9 @@ struct ReportCommandTests {
         let head = try CLI.head(store)
         #expect(html.contains("@183 \(head["hash"]?.string ?? "?")"))
         #expect(html.contains("pushtrail report --thread task-1109"))
-        #expect(html.contains(CLI.nowText.replacingOccurrences(of: ".000Z", with: "Z")) || html.contains("2026-12-01T09:30:00"))
+        #expect(
+            html.contains(CLI.nowText.replacingOccurrences(of: ".000Z", with: "Z"))
+                || html.contains("2026-12-01T09:30:00"))
 
         // Banners in timeline order with their category's buttons, as the app registers them.
         let titles = ["Due soon: Clean dryer vent", "Cancelled: Clean dryer vent", "Overdue: Clean dryer vent"]
@@ -138,12 +140,15 @@ struct ReportCommandTests {
         #expect(positions.allSatisfy { $0 != nil })
         #expect(positions.compactMap { $0 } == positions.compactMap { $0 }.sorted())
         let buttonLists = html.components(separatedBy: "<ul class=\"buttons\">").dropFirst().map {
-            $0.prefix { $0 != "\n" }.components(separatedBy: "<li>").dropFirst().map { $0.replacingOccurrences(of: "</li>", with: "").replacingOccurrences(of: "</ul>", with: "") }
+            $0.prefix { $0 != "\n" }.components(separatedBy: "<li>").dropFirst().map {
+                $0.replacingOccurrences(of: "</li>", with: "").replacingOccurrences(of: "</ul>", with: "")
+            }
         }
-        #expect(buttonLists == [
-            ["Edit", "Complete", "Cancel", "Mark In Progress"], ["Edit", "Complete", "Cancel", "Mark In Progress"],
-            ["Uncancel", "Delete"], ["Edit", "Complete", "Cancel", "Mark In Progress"],
-        ])
+        #expect(
+            buttonLists == [
+                ["Edit", "Complete", "Cancel", "Mark In Progress"], ["Edit", "Complete", "Cancel", "Mark In Progress"],
+                ["Uncancel", "Delete"], ["Edit", "Complete", "Cancel", "Mark In Progress"],
+            ])
 
         // The press, the server's answer, the finding where it occurred.
         #expect(html.contains("pressed <strong>Complete</strong> → <span class=\"outcome\">rejected</span>"))
@@ -153,7 +158,9 @@ struct ReportCommandTests {
         #expect(flagged.last?.prefix(3000).contains("category_state_mismatch") == true)
         // The in-app cancel is not in the thread but moved the task: listed, marked.
         #expect(html.contains("<li class=\"entry action outside\" id=\"seq-122\">"))
-        #expect(html.contains("<span class=\"state active\">active</span> → <span class=\"state cancelled\">cancelled</span>"))
+        #expect(
+            html.contains(
+                "<span class=\"state active\">active</span> → <span class=\"state cancelled\">cancelled</span>"))
         // Relative to the last press.
         #expect(html.contains("1 day 12 hours before the complete"))
         // Tokens are masked.
@@ -169,7 +176,8 @@ struct ReportCommandTests {
             for needle in ["<script", "src=", "href=", "url(", "@import", "http://", "https://", "javascript:"] {
                 #expect(!html.lowercased().contains(needle), "\(argv): \(needle)")
             }
-            #expect(html.contains("Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\""))
+            #expect(
+                html.contains("Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\""))
             #expect(Markup(html).foreign.isEmpty)
         }
     }
@@ -181,11 +189,16 @@ struct ReportCommandTests {
         #expect(r.status == 0, "\(r)")
         let lines = try String(contentsOfFile: Self.fixtures + "/xss.ndjson", encoding: .utf8).split(separator: "\n")
         let thread = "<script>alert('thread')</script>"
-        for argv in [["--thread", thread], ["--task", "9001"], ["--user", "<img src=x onerror=alert('user')>", "--since", "2026-11-01"]] {
+        for argv in [
+            ["--thread", thread], ["--task", "9001"],
+            ["--user", "<img src=x onerror=alert('user')>", "--since", "2026-11-01"],
+        ] {
             let html = try Self.page(dir.store, argv)
             let markup = Markup(html)
             #expect(markup.foreign.isEmpty, "\(argv): \(markup.foreign)")
-            #expect(markup.tags.filter { $0.name == "li" && $0.attributes.contains { $0.value.hasPrefix("entry") } }.count == lines.count)
+            #expect(
+                markup.tags.filter { $0.name == "li" && $0.attributes.contains { $0.value.hasPrefix("entry") } }.count
+                    == lines.count)
             // Every attack string is shown, as text.
             for line in lines {
                 let event = try JSON.parse(Array(line.utf8))
@@ -204,7 +217,10 @@ struct ReportCommandTests {
     func escaping() {
         let hostile = "<a href='x' onclick=\"y\">&amp;\u{0}\u{7}\u{1B}[31m\u{85}</a>"
         let escaped = HTMLReport.escape(hostile)
-        #expect(escaped == "&lt;a href=&#39;x&#39; onclick=&quot;y&quot;&gt;&amp;amp;\u{FFFD}\u{FFFD}\u{FFFD}[31m\u{FFFD}&lt;/a&gt;")
+        #expect(
+            escaped
+                == "&lt;a href=&#39;x&#39; onclick=&quot;y&quot;&gt;&amp;amp;\u{FFFD}\u{FFFD}\u{FFFD}[31m\u{FFFD}&lt;/a&gt;"
+        )
         #expect(HTMLReport.escape("Due: \"Mow\" lawn\nnow\t✓") == "Due: &quot;Mow&quot; lawn\nnow\t✓")
     }
 
@@ -218,7 +234,9 @@ struct ReportCommandTests {
         #expect(task.components(separatedBy: "sent_after_unregistered").count - 1 >= 2)
 
         let user = try Self.page(store, ["--user", "u_alice", "--since", "2026-11-15"])
-        let times = Markup(user).tags.filter { $0.name == "time" }.compactMap { $0.attributes.first { $0.name == "datetime" }?.value }
+        let times = Markup(user).tags.filter { $0.name == "time" }.compactMap {
+            $0.attributes.first { $0.name == "datetime" }?.value
+        }
         #expect(!times.isEmpty)
         #expect(times.allSatisfy { $0 >= "2026-11-15" })
         #expect(user.contains("user u_alice since 2026-11-15T00:00:00"))
@@ -276,9 +294,13 @@ struct ReportCommandTests {
         #expect(ingest.status == 0, "\(ingest)")
         let work = hostile.file("work")
         #expect(mkdir(work, 0o700) == 0)
-        let r2 = try Binary.run(["--store", hostile.store, "report", "--thread", "<script>alert('thread')</script>"], directory: work)
+        let r2 = try Binary.run(
+            ["--store", hostile.store, "report", "--thread", "<script>alert('thread')</script>"], directory: work)
         #expect(r2.status == 0, "\(r2)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: work) == ["_script_alert__thread____script_-report.html"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: work) == [
+                "_script_alert__thread____script_-report.html"
+            ])
         #expect(try FileManager.default.contentsOfDirectory(atPath: hostile.path).sorted() == ["store", "work"])
     }
 }

@@ -32,18 +32,25 @@ final class TokenCorpus {
             let first = String(format: "5eed0000-0000-4000-8000-%012d", 2 * k)
             let second = String(format: "5eed0000-0000-4000-8000-%012d", 2 * k + 1)
             let user = "u_secret\(k % 3)"
-            lines.append(Line.notification(
-                first, user: user, device: device, thread: "task-\(task)", task: task, at: "2026-11-2\(k % 5)T08:00:00Z",
-                extra: ",\"topic\":\"com.example.app\""))
-            lines.append(Line.delivery(
-                "sec-dlv-\(k)", user: user, notification: first, status: 410, at: "2026-11-2\(k % 5)T08:00:01Z",
-                extra: ",\"reason\":\"Unregistered\",\"device\":\"\(device)\""))
-            lines.append(Line.notification(
-                second, user: user, device: device, thread: "task-\(task)", task: task, at: "2026-11-2\(k % 5)T09:00:00Z",
-                extra: ",\"topic\":\"com.example.app\""))
-            lines.append(Line.action(
-                "sec-act-\(k)", task: task, action: "open", user: user, at: "2026-11-2\(k % 5)T09:00:05Z",
-                extra: ",\"device\":\"\(device)\",\"notification_id\":\"\(second)\",\"thread_id\":\"task-\(task)\""))
+            lines.append(
+                Line.notification(
+                    first, user: user, device: device, thread: "task-\(task)", task: task,
+                    at: "2026-11-2\(k % 5)T08:00:00Z",
+                    extra: ",\"topic\":\"com.example.app\""))
+            lines.append(
+                Line.delivery(
+                    "sec-dlv-\(k)", user: user, notification: first, status: 410, at: "2026-11-2\(k % 5)T08:00:01Z",
+                    extra: ",\"reason\":\"Unregistered\",\"device\":\"\(device)\""))
+            lines.append(
+                Line.notification(
+                    second, user: user, device: device, thread: "task-\(task)", task: task,
+                    at: "2026-11-2\(k % 5)T09:00:00Z",
+                    extra: ",\"topic\":\"com.example.app\""))
+            lines.append(
+                Line.action(
+                    "sec-act-\(k)", task: task, action: "open", user: user, at: "2026-11-2\(k % 5)T09:00:05Z",
+                    extra: ",\"device\":\"\(device)\",\"notification_id\":\"\(second)\",\"thread_id\":\"task-\(task)\"")
+            )
         }
         return lines
     }
@@ -84,7 +91,8 @@ struct SecretsTests {
     /// Every human-output command over the whole corpus: (argv, outcome).
     func humanRuns(_ c: TokenCorpus) -> [([String], Outcome)] {
         var runs: [[String]] = [
-            ["log"], ["log", "-r"], ["log", "-n", "5"], ["log", "--type", "notification"], ["log", "--type", "delivery"],
+            ["log"], ["log", "-r"], ["log", "-n", "5"], ["log", "--type", "notification"],
+            ["log", "--type", "delivery"],
             ["audit"], ["audit", "--code", "sent_after_unregistered"], ["stats"], ["head"], ["verify"],
         ]
         runs += c.users.sorted().flatMap { [["log", "--user", $0], ["audit", "--user", $0]] }
@@ -99,7 +107,10 @@ struct SecretsTests {
         runs += c.threads.sorted().map { ["export", "--thread", $0, "-o", "-", "--bundle", "com.example.app"] }
         // HTML reports and replay scripts show devices in their meta lines, masked.
         runs += c.threads.sorted().flatMap {
-            [["report", "--thread", $0, "-o", "-"], ["replay", "--thread", $0, "--dry-run", "--bundle", "com.example.app"]]
+            [
+                ["report", "--thread", $0, "-o", "-"],
+                ["replay", "--thread", $0, "--dry-run", "--bundle", "com.example.app"],
+            ]
         }
         runs += c.tasks.sorted().map { ["report", "--task", String($0), "-o", "-"] }
         runs += c.users.sorted().map { ["report", "--user", $0, "--since", "2020-01-01", "-o", "-"] }
@@ -117,14 +128,19 @@ struct SecretsTests {
             #expect([0, 1].contains(r.status), "\(argv): \(r)")
             #expect(c.leaked(in: r.stdout) == [], "\(argv) prints a token on stdout")
             #expect(c.leaked(in: r.stderr) == [], "\(argv) prints a token on stderr")
-            if c.tokens.contains(where: { $0.count > 12 && r.stdout.contains($0.prefix(4) + "…" + $0.suffix(4)) }) { masksSeen += 1 }
+            if c.tokens.contains(where: { $0.count > 12 && r.stdout.contains($0.prefix(4) + "…" + $0.suffix(4)) }) {
+                masksSeen += 1
+            }
         }
         // The device rows and finding messages are there, masked.
         #expect(masksSeen > 100, "\(masksSeen) of \(commands) outputs show a masked token")
-        print("secrets: \(commands) human-output commands over \(c.eventCount) events and \(c.tokens.count) tokens: 0 leaks")
+        print(
+            "secrets: \(commands) human-output commands over \(c.eventCount) events and \(c.tokens.count) tokens: 0 leaks"
+        )
     }
 
-    @Test("show and thread print a device masked to its first and last four characters; a short token is hidden entirely")
+    @Test(
+        "show and thread print a device masked to its first and last four characters; a short token is hidden entirely")
     func maskShape() throws {
         let c = try TokenCorpus()
         let token = "9d8ad616fd35cf2c9eaa3ca931b5131329be5d2129810b3824c2771116e58928"  // u_alice, Samples
@@ -139,7 +155,9 @@ struct SecretsTests {
         #expect(!hidden.stdout.contains(short) && !hidden.stdout.contains(String(short.prefix(4))), "\(hidden.stdout)")
     }
 
-    @Test("error paths do not echo a stored token: unknown ids, threads, tasks, a non-notification export, conflicts and rejected lines")
+    @Test(
+        "error paths do not echo a stored token: unknown ids, threads, tasks, a non-notification export, conflicts and rejected lines"
+    )
     func errorPaths() throws {
         let c = try TokenCorpus()
         var rng = TamperRandom(seed: 47)
@@ -148,7 +166,8 @@ struct SecretsTests {
         let deliveryID = try #require(c.deliveryIDs.first)
         let runs: [[String]] = [
             ["show", stranger], ["show", "@999999"], ["thread", stranger], ["task", "999999"], ["export", stranger],
-            ["export", deliveryID, "-o", "-"], ["export", "--thread", stranger, "-o", "-"], ["log", "--user", stranger],
+            ["export", deliveryID, "-o", "-"], ["export", "--thread", stranger, "-o", "-"],
+            ["log", "--user", stranger],
             ["audit", "--user", stranger], ["audit", "--code", "nonsense"], ["log", "--since", stranger],
             ["show", String(anyToken.prefix(20))],
         ]
@@ -212,9 +231,10 @@ struct SecretsTests {
         #expect(thread.stdout.contains(token), "\(thread.stdout)")
 
         // The seeded corpus re-notifies every device after its 410: audit names them.
-        let seededTokens = Set(TokenCorpus.seededLines(seed: 43).compactMap { line -> String? in
-            (try? JSON.parse(line))?["device"]?.string
-        })
+        let seededTokens = Set(
+            TokenCorpus.seededLines(seed: 43).compactMap { line -> String? in
+                (try? JSON.parse(line))?["device"]?.string
+            })
         let audit = CLI.run(store: c.store, ["audit", "--code", "sent_after_unregistered", "--show-tokens"])
         #expect(audit.status == 1)
         for t in seededTokens { #expect(audit.stdout.contains(t), "audit --show-tokens names \(t)") }
@@ -232,7 +252,9 @@ struct SecretsTests {
         let raw = CLI.run(store: c.store, ["log", "--raw"])
         #expect(c.leaked(in: raw.stdout).count == c.tokens.count)
         let show = CLI.run(store: c.store, ["show", "--json", "211d7f5a-7c27-42dc-95c3-3ad40a4d8571"])
-        #expect(try show.json()["event"]?["device"]?.string == "9d8ad616fd35cf2c9eaa3ca931b5131329be5d2129810b3824c2771116e58928")
+        #expect(
+            try show.json()["event"]?["device"]?.string
+                == "9d8ad616fd35cf2c9eaa3ca931b5131329be5d2129810b3824c2771116e58928")
         for argv in [["thread", "task-1103", "--json"], ["task", "1103", "--json"], ["audit", "--json"]] {
             let r = CLI.run(store: c.store, argv)
             #expect(c.leaked(in: r.stdout + r.stderr) == [], "\(argv)")

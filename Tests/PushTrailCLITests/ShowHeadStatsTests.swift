@@ -10,11 +10,17 @@ struct ShowHeadStatsTests {
         let dir = try TempDir()
         let lines = [
             Line.notification(
-                "2c3728f5-ac04-4973-862a-20422bdae4b1", user: "u_alice", device: ShowHeadStatsTests.token, thread: "task-1102",
-                task: 1102, at: "2026-11-08T08:00:00.250Z", extra: ",\"topic\":\"com.tt.honeyDue.honeyDueDev\",\"x-unknown\":{\"kept\":[1,\"two\",null]}"),
-            Line.action("act_0013", task: 1102, action: "complete", outcome: "failed", user: "u_alice", at: "2026-11-08T16:42:00Z",
-                        extra: ",\"http_status\":500,\"error\":\"Internal Server Error\""),
-            Line.delivery("dlv_0023", user: "u_alice", notification: "2c3728f5-ac04-4973-862a-20422bdae4b1", at: "2026-11-08T08:00:01Z"),
+                "2c3728f5-ac04-4973-862a-20422bdae4b1", user: "u_alice", device: ShowHeadStatsTests.token,
+                thread: "task-1102",
+                task: 1102, at: "2026-11-08T08:00:00.250Z",
+                extra: ",\"topic\":\"com.tt.honeyDue.honeyDueDev\",\"x-unknown\":{\"kept\":[1,\"two\",null]}"),
+            Line.action(
+                "act_0013", task: 1102, action: "complete", outcome: "failed", user: "u_alice",
+                at: "2026-11-08T16:42:00Z",
+                extra: ",\"http_status\":500,\"error\":\"Internal Server Error\""),
+            Line.delivery(
+                "dlv_0023", user: "u_alice", notification: "2c3728f5-ac04-4973-862a-20422bdae4b1",
+                at: "2026-11-08T08:00:01Z"),
         ]
         let input = try dir.write("small.ndjson", lines: lines)
         let r = CLI.run(store: dir.store, ["ingest", input])
@@ -172,7 +178,8 @@ struct ShowHeadStatsTests {
         let stats = try r.json()
         #expect(
             Set(stats.keys) == [
-                "events", "by_type", "tasks", "threads", "users", "first_at", "last_at", "store_bytes", "format", "dictionaries",
+                "events", "by_type", "tasks", "threads", "users", "first_at", "last_at", "store_bytes", "format",
+                "dictionaries",
             ])
         // 183 events: too few to train a dictionary on, so records are whole (format 1).
         #expect(stats["format"]?.int == 1 && stats["dictionaries"]?.int == 0)

@@ -66,7 +66,8 @@ final class StandIn: @unchecked Sendable {
         guard let count = try? String(contentsOfFile: log + "/count", encoding: .utf8) else { return [] }
         return try (1...Int(count.trimmingCharacters(in: .whitespacesAndNewlines))!).map { n in
             let args = try String(contentsOfFile: "\(log)/\(n).args", encoding: .utf8)
-            let time = try String(contentsOfFile: "\(log)/\(n).time", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let time = try String(contentsOfFile: "\(log)/\(n).time", encoding: .utf8).trimmingCharacters(
+                in: .whitespacesAndNewlines)
             return Call(
                 arguments: args.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init),
                 input: Array(FileManager.default.contents(atPath: "\(log)/\(n).stdin") ?? Data()),
@@ -101,9 +102,12 @@ enum Chores {
 
     /// The `.apns` bytes of each notification, written out by hand.
     static let payloads: [String] = [
-        #"{"Simulator Target Bundle":"com.example.honeydue","aps":{"alert":{"title":"Due soon","body":"Take out the bins"},"category":"TASK_ACTIONABLE","thread-id":"chores-1"},"task_id":7}"# + "\n",
-        #"{"Simulator Target Bundle":"com.example.honeydue","aps":{"alert":{"title":"Don't\nforget","body":"The bins"},"category":"TASK_ACTIONABLE","thread-id":"chores-1"},"task_id":7,"note":"a \"quoted\" word"}"# + "\n",
-        #"{"Simulator Target Bundle":"com.example.o'neil","aps":{"alert":{"title":"Done","body":"Bins are out"},"category":"TASK_COMPLETED","thread-id":"chores-1"},"task_id":7}"# + "\n",
+        #"{"Simulator Target Bundle":"com.example.honeydue","aps":{"alert":{"title":"Due soon","body":"Take out the bins"},"category":"TASK_ACTIONABLE","thread-id":"chores-1"},"task_id":7}"#
+            + "\n",
+        #"{"Simulator Target Bundle":"com.example.honeydue","aps":{"alert":{"title":"Don't\nforget","body":"The bins"},"category":"TASK_ACTIONABLE","thread-id":"chores-1"},"task_id":7,"note":"a \"quoted\" word"}"#
+            + "\n",
+        #"{"Simulator Target Bundle":"com.example.o'neil","aps":{"alert":{"title":"Done","body":"Bins are out"},"category":"TASK_COMPLETED","thread-id":"chores-1"},"task_id":7}"#
+            + "\n",
     ]
 
     /// `replay --thread chores-1 --device "Kid's iPhone" --dry-run`, worked out by hand.
@@ -167,21 +171,25 @@ struct SimulatorReplayTests {
     static func e(_ name: String, _ at: Int64) -> Item { Item(name: name, at: at, notification: false) }
 
     static func plan(_ items: [Item], speed: Double = 1, cap: Int64? = nil) -> ReplayPlan<Item> {
-        ReplayPlan(items, at: { Timestamp(microseconds: $0.at) }, isNotification: { $0.notification }, speed: speed, maxWaitMicroseconds: cap)
+        ReplayPlan(
+            items, at: { Timestamp(microseconds: $0.at) }, isNotification: { $0.notification }, speed: speed,
+            maxWaitMicroseconds: cap)
     }
 
     static let second: Int64 = 1_000_000
     static let day: Int64 = 86_400 * second
 
-    @Test("each wait is the gap from the previous notification divided by the speed, to the nearest microsecond",
-          arguments: [
+    @Test(
+        "each wait is the gap from the previous notification divided by the speed, to the nearest microsecond",
+        arguments: [
             (1.0, [0, 3_000_000, 500_000] as [Int64]),
             (2.0, [0, 1_500_000, 250_000]),
             (0.5, [0, 6_000_000, 1_000_000]),
             (3.0, [0, 1_000_000, 166_667]),
-          ])
+        ])
     func waitsAreGapsOverSpeed(_ speed: Double, _ waits: [Int64]) {
-        let plan = Self.plan([Self.n("a", 10 * Self.second), Self.n("b", 13 * Self.second), Self.n("c", 13_500_000)], speed: speed)
+        let plan = Self.plan(
+            [Self.n("a", 10 * Self.second), Self.n("b", 13 * Self.second), Self.n("c", 13_500_000)], speed: speed)
         #expect(plan.steps.map(\.notification.name) == ["a", "b", "c"])
         #expect(plan.steps.map(\.waitMicroseconds) == waits)
         #expect(plan.steps.map(\.gapMicroseconds) == [0, 3_000_000, 500_000])
@@ -191,9 +199,13 @@ struct SimulatorReplayTests {
     @Test("a wait longer than the cap is cut to the cap and marked; shorter ones are kept")
     func capping() {
         let d = 4 * Self.second + 3 * Self.day
-        let items = [Self.n("a", 0), Self.n("b", 3 * Self.second), Self.n("c", 4 * Self.second), Self.n("d", d), Self.n("e", d + 2 * Self.second)]
+        let items = [
+            Self.n("a", 0), Self.n("b", 3 * Self.second), Self.n("c", 4 * Self.second), Self.n("d", d),
+            Self.n("e", d + 2 * Self.second),
+        ]
         let plan = Self.plan(items, cap: 2 * Self.second)
-        #expect(plan.steps.map(\.waitMicroseconds) == [0, 2 * Self.second, Self.second, 2 * Self.second, 2 * Self.second])
+        #expect(
+            plan.steps.map(\.waitMicroseconds) == [0, 2 * Self.second, Self.second, 2 * Self.second, 2 * Self.second])
         #expect(plan.steps.map(\.gapMicroseconds) == [0, 3 * Self.second, Self.second, 3 * Self.day, 2 * Self.second])
         // A gap equal to the cap is not shortened.
         #expect(plan.steps.map(\.capped) == [false, true, false, true, false])
@@ -212,7 +224,8 @@ struct SimulatorReplayTests {
 
     @Test("a single notification is one step with no wait; the events around it are before and after it")
     func single() {
-        let plan = Self.plan([Self.e("early", 0), Self.n("only", 5 * Self.second), Self.e("answer", 9 * Self.second)], cap: Self.second)
+        let plan = Self.plan(
+            [Self.e("early", 0), Self.n("only", 5 * Self.second), Self.e("answer", 9 * Self.second)], cap: Self.second)
         #expect(plan.steps.count == 1)
         #expect(plan.steps[0].notification.name == "only")
         #expect(plan.steps[0].waitMicroseconds == 0)
@@ -224,7 +237,9 @@ struct SimulatorReplayTests {
 
     @Test("notifications with the same at keep their order and wait 0 between them")
     func ties() {
-        let plan = Self.plan([Self.n("seq 4", 7 * Self.second), Self.n("seq 2", 7 * Self.second), Self.n("seq 9", 8 * Self.second)], speed: 0.5)
+        let plan = Self.plan(
+            [Self.n("seq 4", 7 * Self.second), Self.n("seq 2", 7 * Self.second), Self.n("seq 9", 8 * Self.second)],
+            speed: 0.5)
         #expect(plan.steps.map(\.notification.name) == ["seq 4", "seq 2", "seq 9"])
         #expect(plan.steps.map(\.waitMicroseconds) == [0, 0, 2 * Self.second])
     }
@@ -243,7 +258,8 @@ struct SimulatorReplayTests {
 
     // MARK: - --dry-run
 
-    @Test("--dry-run prints the exact sh script: comments on one line, quoted device and bundle, sleeps, here-documents")
+    @Test(
+        "--dry-run prints the exact sh script: comments on one line, quoted device and bundle, sleeps, here-documents")
     func dryRunScript() throws {
         let dir = try TempDir()
         let store = try Chores.store(dir)
@@ -251,7 +267,9 @@ struct SimulatorReplayTests {
         #expect(r.status == 0, "\(r)")
         #expect(r.stderr.isEmpty, "\(r)")
         var expected = Chores.script
-        for (i, payload) in Chores.payloads.enumerated() { expected = expected.replacing("<payload \(i + 1)>\n", with: payload) }
+        for (i, payload) in Chores.payloads.enumerated() {
+            expected = expected.replacing("<payload \(i + 1)>\n", with: payload)
+        }
         #expect(r.stdout == expected)
         // The payloads are the bytes export writes.
         for (id, payload) in zip([Chores.n1, Chores.n2, Chores.n3], Chores.payloads) {
@@ -259,11 +277,14 @@ struct SimulatorReplayTests {
         }
     }
 
-    @Test("the --dry-run script, run by /bin/sh, pushes each payload byte for byte to the device and bundle, and sleeps as planned")
+    @Test(
+        "the --dry-run script, run by /bin/sh, pushes each payload byte for byte to the device and bundle, and sleeps as planned"
+    )
     func dryRunScriptRuns() throws {
         let dir = try TempDir()
         let store = try Chores.store(dir)
-        let script = CLI.run(store: store, ["replay", "--thread", Chores.thread, "--device", "Kid's iPhone", "--dry-run"])
+        let script = CLI.run(
+            store: store, ["replay", "--thread", Chores.thread, "--device", "Kid's iPhone", "--dry-run"])
         #expect(script.status == 0, "\(script)")
         let standIn = try StandIn(sleep: true)
         let path = try dir.write("replay.sh", bytes: script.stdoutBytes)
@@ -271,11 +292,12 @@ struct SimulatorReplayTests {
         #expect(status == 0, "\(output)")
         let calls = try standIn.calls()
         #expect(calls.count == 3)
-        #expect(calls.map(\.arguments) == [
-            ["simctl", "push", "Kid's iPhone", "com.example.honeydue", "-"],
-            ["simctl", "push", "Kid's iPhone", "com.example.honeydue", "-"],
-            ["simctl", "push", "Kid's iPhone", "com.example.o'neil", "-"],
-        ])
+        #expect(
+            calls.map(\.arguments) == [
+                ["simctl", "push", "Kid's iPhone", "com.example.honeydue", "-"],
+                ["simctl", "push", "Kid's iPhone", "com.example.honeydue", "-"],
+                ["simctl", "push", "Kid's iPhone", "com.example.o'neil", "-"],
+            ])
         #expect(calls.map(\.input) == Chores.payloads.map { Array($0.utf8) })
         #expect(try standIn.sleeps() == ["2.5", "10"])
     }
@@ -284,13 +306,18 @@ struct SimulatorReplayTests {
     func dryRunTiming() throws {
         let dir = try TempDir()
         let store = try Chores.store(dir)
-        let r = CLI.run(store: store, ["replay", "--thread", Chores.thread, "--dry-run", "--speed", "2", "--max-gap", "0", "--bundle", "com.cli"])
+        let r = CLI.run(
+            store: store,
+            ["replay", "--thread", Chores.thread, "--dry-run", "--speed", "2", "--max-gap", "0", "--bundle", "com.cli"])
         #expect(r.status == 0, "\(r)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(lines.filter { $0.hasPrefix("sleep ") } == ["sleep 1.25", "sleep 133200"])
         #expect(lines.contains("# 2.5 seconds later — waiting 1.25 seconds"))
         #expect(lines.contains("# 3 days 2 hours later — waiting 1 day 13 hours"))
-        #expect(lines.filter { $0.hasPrefix("xcrun ") }.allSatisfy { $0.hasPrefix("xcrun simctl push 'booted' 'com.cli' - <<'PUSHTRAIL_APNS_") })
+        #expect(
+            lines.filter { $0.hasPrefix("xcrun ") }.allSatisfy {
+                $0.hasPrefix("xcrun simctl push 'booted' 'com.cli' - <<'PUSHTRAIL_APNS_")
+            })
         #expect(lines.filter { $0.hasPrefix("{\"Simulator Target Bundle\":\"com.cli\",") }.count == 3)
         // A cap shorter than a millisecond rounds to no sleep at all.
         let tiny = CLI.run(store: store, ["replay", "--thread", Chores.thread, "--dry-run", "--max-gap", "0.0004"])
@@ -304,7 +331,8 @@ struct SimulatorReplayTests {
         (54, "2c3728f5-ac04-4973-862a-20422bdae4b1"), (55, "730c8628-6852-4c59-96f9-c648d234605a"),
     ]
 
-    @Test("on the sample, story a's thread as of the evening of the failed complete gives the exact script, and it runs")
+    @Test(
+        "on the sample, story a's thread as of the evening of the failed complete gives the exact script, and it runs")
     func dryRunSample() throws {
         let dir = try TempDir()
         let store = try AuditFixtures.sampleStore(dir)
@@ -383,29 +411,40 @@ struct SimulatorReplayTests {
 
     // MARK: - Real runs against a stand-in xcrun
 
-    @Test("a real run pushes each notification in order through xcrun simctl push DEVICE BUNDLE -, the export bytes on stdin")
+    @Test(
+        "a real run pushes each notification in order through xcrun simctl push DEVICE BUNDLE -, the export bytes on stdin"
+    )
     func realRun() throws {
         let dir = try TempDir()
         let store = try Chores.store(dir)
         let standIn = try StandIn()
         // Planned waits: 2.5 seconds / 20 = 0.125 seconds, then 3 days 2 hours / 20 cut to 0.3 seconds.
         let r = try Binary.run(
-            ["--store", store, "replay", "--thread", Chores.thread, "--device", "Kid's iPhone", "--speed", "20", "--max-gap", "0.3"],
+            [
+                "--store", store, "replay", "--thread", Chores.thread, "--device", "Kid's iPhone", "--speed", "20",
+                "--max-gap", "0.3",
+            ],
             environment: ["PATH": standIn.path])
         #expect(r.status == 0, "\(r)")
         #expect(r.stdout == Chores.pushed)
         #expect(r.stderr == "pushtrail: pushed 3 notifications to Kid's iPhone\n", "no progress lines off a terminal")
         let calls = try standIn.calls()
         #expect(calls.count == 3)
-        #expect(calls.map { $0.arguments[3] } == ["com.example.honeydue", "com.example.honeydue", "com.example.o'neil"])
-        for call in calls { #expect(Array(call.arguments.prefix(3)) + [call.arguments[4]] == ["simctl", "push", "Kid's iPhone", "-"]) }
+        #expect(
+            calls.map { $0.arguments[3] } == ["com.example.honeydue", "com.example.honeydue", "com.example.o'neil"])
+        for call in calls {
+            #expect(Array(call.arguments.prefix(3)) + [call.arguments[4]] == ["simctl", "push", "Kid's iPhone", "-"])
+        }
         // In seq order, each byte-identical to export's output.
-        let exports = [Chores.n1, Chores.n2, Chores.n3].map { CLI.run(store: store, ["export", $0, "-o", "-"]).stdoutBytes }
+        let exports = [Chores.n1, Chores.n2, Chores.n3].map {
+            CLI.run(store: store, ["export", $0, "-o", "-"]).stdoutBytes
+        }
         #expect(calls.map(\.input) == exports)
         #if os(Linux)
             // SIGPIPE is ignored in pushtrail, not in the programs it runs.
             let ignored = try String(contentsOfFile: standIn.log + "/1.sigign", encoding: .utf8)
-            let mask = UInt64(ignored.split(separator: "\t").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "", radix: 16)
+            let mask = UInt64(
+                ignored.split(separator: "\t").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "", radix: 16)
             #expect(mask.map { $0 & (1 << (UInt64(SIGPIPE) - 1)) == 0 } == true, "\(ignored)")
         #endif
         // At least the planned waits apart (a lower bound only: machines may be slow).
@@ -421,7 +460,8 @@ struct SimulatorReplayTests {
         let store = try Chores.store(dir)
         let standIn = try StandIn()
         let r = CLI.run(
-            store: store, ["replay", "--thread", Chores.thread, "--max-gap", "0.05"], environment: ["PATH": standIn.path],
+            store: store, ["replay", "--thread", Chores.thread, "--max-gap", "0.05"],
+            environment: ["PATH": standIn.path],
             stderrIsTerminal: true)
         #expect(r.status == 0, "\(r)")
         #expect(r.stderr.contains("\r\u{1B}[K2.5 seconds later — waiting 0.05 seconds (--max-gap)"), "\(r)")
@@ -439,10 +479,11 @@ struct SimulatorReplayTests {
             environment: ["PATH": standIn.path])
         #expect(r.status == 74, "\(r)")
         #expect(r.stdout == Chores.pushed.split(separator: "\n").prefix(2).map { $0 + "\n" }.joined())
-        #expect(r.stderrLines == [
-            "pushtrail: pushed 1 of 3 notifications",
-            "pushtrail: xcrun simctl push failed (exit 1): Invalid device: booted",
-        ])
+        #expect(
+            r.stderrLines == [
+                "pushtrail: pushed 1 of 3 notifications",
+                "pushtrail: xcrun simctl push failed (exit 1): Invalid device: booted",
+            ])
         #expect(try standIn.calls().count == 2, "nothing is pushed after the failure")
     }
 
@@ -451,17 +492,23 @@ struct SimulatorReplayTests {
         let dir = try TempDir()
         let store = try Chores.store(dir)
         let empty = try TempDir()
-        let r = try Binary.run(["--store", store, "replay", "--thread", Chores.thread], environment: ["PATH": empty.path])
+        let r = try Binary.run(
+            ["--store", store, "replay", "--thread", Chores.thread], environment: ["PATH": empty.path])
         #expect(r.status == 74, "\(r)")
         #expect(r.stdout.isEmpty)
-        #expect(r.stderr == "pushtrail: xcrun not found: replay needs Xcode's simctl (macOS); use --dry-run to print the commands, or export --all --dir DIR for .apns files\n")
+        #expect(
+            r.stderr
+                == "pushtrail: xcrun not found: replay needs Xcode's simctl (macOS); use --dry-run to print the commands, or export --all --dir DIR for .apns files\n"
+        )
         // --dry-run needs no xcrun.
-        let dry = try Binary.run(["--store", store, "replay", "--thread", Chores.thread, "--dry-run"], environment: ["PATH": empty.path])
+        let dry = try Binary.run(
+            ["--store", store, "replay", "--thread", Chores.thread, "--dry-run"], environment: ["PATH": empty.path])
         #expect(dry.status == 0, "\(dry)")
     }
 
-    @Test("--step pushes the first at once and each next one on Enter; the end of input stops cleanly",
-          arguments: [("\n\n", 3), ("\n", 2), ("", 1)])
+    @Test(
+        "--step pushes the first at once and each next one on Enter; the end of input stops cleanly",
+        arguments: [("\n\n", 3), ("\n", 2), ("", 1)])
     func step(_ input: String, _ pushed: Int) throws {
         let dir = try TempDir()
         let store = try Chores.store(dir)
@@ -475,26 +522,31 @@ struct SimulatorReplayTests {
         let prompts = r.stderrLines.filter { $0.contains("press Enter to push the next notification") }
         #expect(prompts.count == min(pushed, 2), "\(r)")
         #expect(prompts.first == "pushtrail: press Enter to push the next notification (2/3, 2.5 seconds later)")
-        #expect(r.stderrLines.last == (pushed == 3 ? "pushtrail: pushed 3 notifications to booted"
-                                                   : "pushtrail: end of input: pushed \(pushed) of 3 notifications"))
+        #expect(
+            r.stderrLines.last
+                == (pushed == 3
+                    ? "pushtrail: pushed 3 notifications to booted"
+                    : "pushtrail: end of input: pushed \(pushed) of 3 notifications"))
     }
 
     // MARK: - Errors
 
-    @Test("bad options are usage errors (exit 2) naming the option, before anything is pushed",
-          arguments: [
+    @Test(
+        "bad options are usage errors (exit 2) naming the option, before anything is pushed",
+        arguments: [
             (["--step", "--speed", "2"], "--speed"), (["--step", "--max-gap", "1"], "--max-gap"),
             (["--step", "--dry-run"], "--step"),
             (["--speed", "0"], "--speed"), (["--speed", "-1"], "--speed"), (["--speed", "fast"], "--speed"),
             (["--speed", "inf"], "--speed"), (["--speed", "nan"], "--speed"),
             (["--max-gap", "-1"], "--max-gap"), (["--max-gap", "soon"], "--max-gap"),
             (["--device", ""], "--device"), (["--at", "yesterday"], "--at"),
-          ])
+        ])
     func usageErrors(_ extra: [String], _ option: String) throws {
         let dir = try TempDir()
         let store = try Chores.store(dir)
         let standIn = try StandIn()
-        let r = CLI.run(store: store, ["replay", "--thread", Chores.thread] + extra, environment: ["PATH": standIn.path])
+        let r = CLI.run(
+            store: store, ["replay", "--thread", Chores.thread] + extra, environment: ["PATH": standIn.path])
         #expect(r.status == 2, "\(r)")
         #expect(r.stdout.isEmpty)
         #expect(r.stderrLines.first?.contains(option) == true, "\(r)")
@@ -527,29 +579,40 @@ struct SimulatorReplayTests {
         #expect(early.stderr == CLI.run(store: store, ["thread", Chores.thread, "--at", "2026-11-01"]).stderr)
         // Only an action names this thread: nothing to push.
         let actionOnly = try TempDir()
-        let other = try R.ingest(actionOnly, [R.action("act-t", "open", at: "2026-11-20T08:00:00Z", task: 7, thread: "lonely")])
+        let other = try R.ingest(
+            actionOnly, [R.action("act-t", "open", at: "2026-11-20T08:00:00Z", task: 7, thread: "lonely")])
         let lonely = CLI.run(store: other, ["replay", "--thread", "lonely", "--dry-run"])
         #expect(lonely.status == 1, "\(lonely)")
         #expect(lonely.stderr.contains("no notification"), "\(lonely)")
     }
 
-    @Test("the bundle id comes as in export: --bundle, the topic, $PUSHTRAIL_BUNDLE, else a usage error; export's warnings too")
+    @Test(
+        "the bundle id comes as in export: --bundle, the topic, $PUSHTRAIL_BUNDLE, else a usage error; export's warnings too"
+    )
     func bundleAndWarnings() throws {
         let dir = try TempDir()
-        let store = try R.ingest(dir, [
-            R.notification("b1000000-0000-4000-8000-000000000001", at: "2026-11-20T08:00:00Z", task: 7, thread: "t", topic: nil),
-            R.notification("b1000000-0000-4000-8000-000000000002", at: "2026-11-20T08:00:01Z", task: 7, thread: "t", category: "ODD"),
-        ])
+        let store = try R.ingest(
+            dir,
+            [
+                R.notification(
+                    "b1000000-0000-4000-8000-000000000001", at: "2026-11-20T08:00:00Z", task: 7, thread: "t", topic: nil
+                ),
+                R.notification(
+                    "b1000000-0000-4000-8000-000000000002", at: "2026-11-20T08:00:01Z", task: 7, thread: "t",
+                    category: "ODD"),
+            ])
         let none = CLI.run(store: store, ["replay", "--thread", "t", "--dry-run"])
         #expect(none.status == 2, "\(none)")
         #expect(none.stderrLines.first?.contains("--bundle") == true, "\(none)")
-        let env = CLI.run(store: store, ["replay", "--thread", "t", "--dry-run"], environment: ["PUSHTRAIL_BUNDLE": "com.env"])
+        let env = CLI.run(
+            store: store, ["replay", "--thread", "t", "--dry-run"], environment: ["PUSHTRAIL_BUNDLE": "com.env"])
         #expect(env.status == 0, "\(env)")
         let pushes = env.stdout.split(separator: "\n").filter { $0.hasPrefix("xcrun ") }
         #expect(pushes.map { $0.split(separator: " ")[4] } == ["'com.env'", "'\(R.topic)'"])
-        #expect(env.stderrLines == [
-            "pushtrail: warning: category \"ODD\" is not one the app registers (\(PushTrailModel.Category.allCases.map(\.rawValue).joined(separator: ", "))): the simulator will show no action buttons",
-        ])
+        #expect(
+            env.stderrLines == [
+                "pushtrail: warning: category \"ODD\" is not one the app registers (\(PushTrailModel.Category.allCases.map(\.rawValue).joined(separator: ", "))): the simulator will show no action buttons"
+            ])
     }
 
     // MARK: - Help, completion, man page
@@ -565,7 +628,8 @@ struct SimulatorReplayTests {
         #expect(CLI.run(["manpage"]).stdout.contains(".B pushtrail replay"))
         let dir = try TempDir()
         let script = try ShellIntegrationTests.script("bash", in: dir)
-        #expect(try ShellIntegrationTests.bashCompletes(script, ["pushtrail", "rep"]).sorted() == ["replay", "report"])
+        #expect(
+            try ShellIntegrationTests.bashCompletes(script, ["pushtrail", "rep"]).sorted() == ["replay", "report"])
         #expect(try ShellIntegrationTests.bashCompletes(script, ["pushtrail", "repl"]) == ["replay"])
         #expect(try ShellIntegrationTests.bashCompletes(script, ["pushtrail", "replay", "--ma"]) == ["--max-gap"])
     }

@@ -10,7 +10,8 @@ struct StoreLayoutTests {
         let doc = try String(contentsOfFile: Samples.directory + "/../docs/STORE.md", encoding: .utf8)
         let section = try #require(doc.components(separatedBy: "## Databases").dropFirst().first)
         var names = Set<String>()
-        for line in section.split(separator: "\n").prefix(while: { !$0.hasPrefix("### ") }) where line.hasPrefix("| `") {
+        for line in section.split(separator: "\n").prefix(while: { !$0.hasPrefix("### ") }) where line.hasPrefix("| `")
+        {
             let name = line.dropFirst(3).prefix { $0 != "`" }
             names.insert(String(name))
         }
@@ -32,10 +33,11 @@ struct StoreLayoutTests {
         let (dir, store) = try Self.sampleStore()
         _ = dir
         let stat = try Tool.output("mdb_stat", ["-a", store])
-        let listed = Set(stat.split(separator: "\n").compactMap { line -> String? in
-            guard line.hasPrefix("Status of "), line != "Status of Main DB" else { return nil }
-            return String(line.dropFirst("Status of ".count))
-        })
+        let listed = Set(
+            stat.split(separator: "\n").compactMap { line -> String? in
+                guard line.hasPrefix("Status of "), line != "Status of Main DB" else { return nil }
+                return String(line.dropFirst("Status of ".count))
+            })
         #expect(listed == documented, "mdb_stat: \(listed.sorted()); docs: \(documented.sorted())")
     }
 
@@ -46,7 +48,9 @@ struct StoreLayoutTests {
         let meta = try Tool.output("mdb_dump", ["-s", "meta", store])
         // Keys and values in hex, one per line after the header.
         let body = meta.components(separatedBy: "HEADER=END\n").last ?? ""
-        let lines = body.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0 != "DATA=END" }
+        let lines = body.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            $0 != "DATA=END"
+        }
         var records: [String: String] = [:]
         for i in stride(from: 0, to: lines.count - 1, by: 2) {
             let key = String(decoding: hexBytes(lines[i]), as: UTF8.self)
@@ -66,7 +70,8 @@ struct StoreLayoutTests {
             .map { $0.trimmingCharacters(in: .whitespaces) }
         #expect(eventLines[0] == "0000000000000001")
         let value = hexBytes(eventLines[1])
-        let firstLine = try #require(try String(contentsOfFile: Samples.events, encoding: .utf8).split(separator: "\n").first)
+        let firstLine = try #require(
+            try String(contentsOfFile: Samples.events, encoding: .utf8).split(separator: "\n").first)
         #expect(Array(value.dropFirst(49)) == Array(firstLine.utf8))
         #expect(value[0] == 1, "type byte: 1 = notification")
         let show = try #require(try CLI.show(store, "@1"))

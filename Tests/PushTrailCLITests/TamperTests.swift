@@ -39,13 +39,18 @@ enum TamperKit {
     static let hashRange = 17..<49
 
     /// `body` in one write transaction over `events` and `meta`.
-    static func edit<R>(_ path: String, _ body: (_ events: Database, _ meta: Database, Transaction) throws -> R) throws -> R {
+    static func edit<R>(_ path: String, _ body: (_ events: Database, _ meta: Database, Transaction) throws -> R) throws
+        -> R
+    {
         var options = EnvironmentOptions()
         options.maxDatabases = 16
         options.noSync = true
         let env = try Environment(path: path, options: options)
         let (events, meta) = try env.openDatabases { txn in
-            (try env.openDatabase("events", create: false, in: txn), try env.openDatabase("meta", create: false, in: txn))
+            (
+                try env.openDatabase("events", create: false, in: txn),
+                try env.openDatabase("meta", create: false, in: txn)
+            )
         }
         return try env.write { txn in try body(events, meta, txn) }
     }
@@ -89,7 +94,8 @@ enum TamperKit {
             key.withUnsafeBytes { k in
                 value.withUnsafeBytes { v in
                     SHA256.digest(
-                        p, k, UnsafeRawBufferPointer(rebasing: v[0..<17]), UnsafeRawBufferPointer(rebasing: v[headerSize...]))
+                        p, k, UnsafeRawBufferPointer(rebasing: v[0..<17]),
+                        UnsafeRawBufferPointer(rebasing: v[headerSize...]))
                 }
             }
         }
@@ -124,7 +130,8 @@ enum TamperKit {
         return (0..<count).map { i in
             let user = "u\(rng.next() % 7)"
             let task = Int(rng.next() % 40) + 1000
-            let at = "2026-11-\(10 + rng.next() % 18)T\(10 + rng.next() % 10):\(10 + rng.next() % 50):\(10 + rng.next() % 50)."
+            let at =
+                "2026-11-\(10 + rng.next() % 18)T\(10 + rng.next() % 10):\(10 + rng.next() % 50):\(10 + rng.next() % 50)."
                 + String(100_000 + rng.next() % 900_000) + "Z"
             switch rng.next() % 10 {
             case 0..<4:
@@ -132,7 +139,8 @@ enum TamperKit {
                 notifications.append(id)
                 let device = rng.next() % 4 == 0 ? nil : devices[Int(rng.next() % 6)]
                 return Line.notification(
-                    id, user: user, device: device, thread: rng.next() % 5 == 0 ? nil : "task-\(task)", task: task, at: at,
+                    id, user: user, device: device, thread: rng.next() % 5 == 0 ? nil : "task-\(task)", task: task,
+                    at: at,
                     extra: ",\"topic\":\"com.example.app\"")
             case 4..<7:
                 let actions = ["open", "dismiss", "complete", "cancel", "mark_in_progress", "uncancel", "delete"]
@@ -141,7 +149,8 @@ enum TamperKit {
                 if let n = notifications.randomElement(using: &rng) { extra += ",\"notification_id\":\"\(n)\"" }
                 if rng.next() % 2 == 0 { extra += ",\"thread_id\":\"task-\(task)\"" }
                 return Line.action(
-                    "act-\(seed)-\(i)", task: task, action: actions[Int(rng.next() % 7)], outcome: outcomes[Int(rng.next() % 5)],
+                    "act-\(seed)-\(i)", task: task, action: actions[Int(rng.next() % 7)],
+                    outcome: outcomes[Int(rng.next() % 5)],
                     user: user, at: at, extra: extra)
             default:
                 let gone = rng.next() % 4 == 0
@@ -180,7 +189,9 @@ struct TamperTests {
         ProcessInfo.processInfo.environment["TAMPER_ITERATIONS"].flatMap(Int.init) ?? 1000
     }
 
-    @Test("1,000 random single-byte changes anywhere in stored event values (header, hash, JSON): 1,000 detected, each at the changed seq")
+    @Test(
+        "1,000 random single-byte changes anywhere in stored event values (header, hash, JSON): 1,000 detected, each at the changed seq"
+    )
     func singleByteChanges() throws {
         let dir = try TempDir()
         let store = try TamperKit.store(count: 400, seed: 7, in: dir)
@@ -207,7 +218,9 @@ struct TamperTests {
 
             // One transaction restores the previous change and makes this one.
             try TamperKit.edit(store) { events, _, txn in
-                if let (previousSeq, previousValue) = restore { try events.put(Tampering.seqKey(previousSeq), previousValue, in: txn) }
+                if let (previousSeq, previousValue) = restore {
+                    try events.put(Tampering.seqKey(previousSeq), previousValue, in: txn)
+                }
                 try events.put(Tampering.seqKey(seq), changed, in: txn)
             }
             restore = (seq, original)
@@ -221,7 +234,8 @@ struct TamperTests {
             #expect(r.status == 1, "iteration \(iteration): seq \(seq) offset \(offset) ^ \(flip) not detected: \(r)")
             #expect(
                 json["first_bad_seq"]?.int == Int(seq),
-                "iteration \(iteration): seq \(seq) offset \(offset) ^ \(flip) named \(json["first_bad_seq"]?.description ?? "nothing")")
+                "iteration \(iteration): seq \(seq) offset \(offset) ^ \(flip) named \(json["first_bad_seq"]?.description ?? "nothing")"
+            )
             #expect(json["reason"]?.string?.isEmpty == false)
             if iteration % 100 == 0 {
                 // The human form names the same seq.
@@ -234,15 +248,18 @@ struct TamperTests {
                 restore = nil
                 // Restored: no false alarm.
                 let (clean, cleanJSON) = try verify(store)
-                #expect(clean.status == 0 && cleanJSON["ok"]?.bool == true, "iteration \(iteration): restored store fails: \(clean)")
+                #expect(
+                    clean.status == 0 && cleanJSON["ok"]?.bool == true,
+                    "iteration \(iteration): restored store fails: \(clean)")
                 cleanChecks += 1
             }
         }
         if let (seq, value) = restore { try TamperKit.put(store, seq: seq, value) }
         let seconds = Date().timeIntervalSince(started)
-        print("tamper: \(detected) of \(n) single-byte changes detected, first bad seq right in \(rightSeq); "
-              + "offsets in header \(byRegion[0]), hash \(byRegion[1]), JSON \(byRegion[2]); "
-              + "\(cleanChecks) clean re-verifies; \(String(format: "%.1f", seconds)) s")
+        print(
+            "tamper: \(detected) of \(n) single-byte changes detected, first bad seq right in \(rightSeq); "
+                + "offsets in header \(byRegion[0]), hash \(byRegion[1]), JSON \(byRegion[2]); "
+                + "\(cleanChecks) clean re-verifies; \(String(format: "%.1f", seconds)) s")
         #expect(detected == n)
         #expect(rightSeq == n)
         // Uniform offsets still reach every part of the record.
@@ -293,7 +310,9 @@ struct TamperTests {
         #expect(try verify(store).0.status == 0)
     }
 
-    @Test("changes at the edges of verify's ranges (each thread checks ranges of seqs against the stored hash before them) are named exactly")
+    @Test(
+        "changes at the edges of verify's ranges (each thread checks ranges of seqs against the stored hash before them) are named exactly"
+    )
     func rangeEdges() throws {
         let dir = try TempDir()
         let store = try TamperKit.store(count: 300, seed: 19, in: dir)
@@ -333,7 +352,9 @@ struct TamperTests {
         let store = try TamperKit.store(count: 300, seed: 23, in: dir)
         let cases: [([UInt8], Int)] = [(Tampering.seqKey(100) + [0], 101), ([0, 0, 0], 1), ([0xFF], 301)]
         for (key, named) in cases {
-            _ = try TamperKit.edit(store) { events, _, txn in try events.put(key, Array(repeating: 7, count: 60), in: txn) }
+            _ = try TamperKit.edit(store) { events, _, txn in
+                try events.put(key, Array(repeating: 7, count: 60), in: txn)
+            }
             let (r, json) = try verify(store)
             #expect(r.status == 1 && json["first_bad_seq"]?.int == named, "key \(key): \(json)")
             #expect(json["reason"]?.string?.contains("\(key.count) bytes, not 8") == true, "key \(key): \(json)")
@@ -342,7 +363,9 @@ struct TamperTests {
         #expect(try verify(store).0.status == 0)
     }
 
-    @Test("a truncated tail (last 1, 2, 10, 150, 299 events deleted, meta/head kept) is named by the first missing seq", arguments: [1, 2, 10, 150, 299])
+    @Test(
+        "a truncated tail (last 1, 2, 10, 150, 299 events deleted, meta/head kept) is named by the first missing seq",
+        arguments: [1, 2, 10, 150, 299])
     func truncatedTail(dropped: Int) throws {
         let dir = try TempDir()
         let store = try TamperKit.store(count: 300, seed: 17, in: dir)
@@ -358,7 +381,9 @@ struct TamperTests {
         #expect(try CLI.head(store) == headBefore, "head reads meta/head, which the truncation kept")
     }
 
-    @Test("a consistent rewrite of the whole chain after one change passes verify, but head differs from the one noted before", arguments: [1, 137, 300] as [UInt64])
+    @Test(
+        "a consistent rewrite of the whole chain after one change passes verify, but head differs from the one noted before",
+        arguments: [1, 137, 300] as [UInt64])
     func rewrittenChain(changed seq: UInt64) throws {
         let dir = try TempDir()
         let store = try TamperKit.store(count: 300, seed: 19, in: dir)
@@ -387,7 +412,8 @@ struct TamperTests {
         #expect(json["head"] == after)
     }
 
-    @Test("0 false alarms: 50 clean stores of 1 to 400 events, different seeds, all verify ok with the head head reports")
+    @Test(
+        "0 false alarms: 50 clean stores of 1 to 400 events, different seeds, all verify ok with the head head reports")
     func cleanStores() throws {
         let dir = try TempDir()
         var rng = TamperRandom(seed: 23)

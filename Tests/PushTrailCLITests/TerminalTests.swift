@@ -1,8 +1,9 @@
 import Foundation
-@testable import PushTrailCLI
 import PushTrailModel
 import PushTrailStore
 import Testing
+
+@testable import PushTrailCLI
 
 @Suite("terminal layout and relative times")
 struct TerminalTests {
@@ -62,15 +63,22 @@ struct TerminalTests {
         }
         // Findings wrap rather than lose words.
         let audit = Self.run(dir.store, ["audit", "--no-color"], columns: 70)
-        #expect(audit.stdout.split(separator: "\n").allSatisfy { Terminal.visibleWidth(String($0)) <= 70 || !$0.contains(" ") })
-        #expect(audit.stdout.replacingOccurrences(of: "\n        ", with: " ").contains("which was cancelled at 2026-11-16T20:00:00.981Z by action act_0030"))
+        #expect(
+            audit.stdout.split(separator: "\n").allSatisfy {
+                Terminal.visibleWidth(String($0)) <= 70 || !$0.contains(" ")
+            })
+        #expect(
+            audit.stdout.replacingOccurrences(of: "\n        ", with: " ").contains(
+                "which was cancelled at 2026-11-16T20:00:00.981Z by action act_0030"))
     }
 
     @Test("colour only on a terminal and never with NO_COLOR")
     func colour() throws {
         let dir = try Self.sampleStore()
         #expect(Self.run(dir.store, ["thread", "task-1109"], columns: 200).stdout.contains("\u{1B}[1m"))
-        #expect(!Self.run(dir.store, ["thread", "task-1109"], columns: 200, environment: ["NO_COLOR": "1"]).stdout.contains("\u{1B}["))
+        #expect(
+            !Self.run(dir.store, ["thread", "task-1109"], columns: 200, environment: ["NO_COLOR": "1"]).stdout.contains(
+                "\u{1B}["))
     }
 
     @Test("thread and task show times relative to the last button pressed, or to --relative-to")

@@ -109,15 +109,18 @@ struct UntrustedStoreTests {
             // "no store yet".
             #expect(line.contains("no store"), "\(line)")
         default:
-            #expect(line.contains("not a pushtrail store") || line.contains("damaged") || line.contains("verify"), "\(line)")
+            #expect(
+                line.contains("not a pushtrail store") || line.contains("damaged") || line.contains("verify"), "\(line)"
+            )
         }
         // A fault deep inside LMDB (garbage pages behind valid meta pages) may only be
         // caught where the path is no longer at hand; every other case names the store.
         if spoiled != .garbagePages { #expect(line.contains(dir.store), "the message names the store: \(line)") }
     }
 
-    @Test("ingest refuses to write into a newer-format or garbage store, and leaves data.mdb as it found it",
-          arguments: [SpoiledStore.newerFormat, .garbage, .garbagePages, .dataHalf])
+    @Test(
+        "ingest refuses to write into a newer-format or garbage store, and leaves data.mdb as it found it",
+        arguments: [SpoiledStore.newerFormat, .garbage, .garbagePages, .dataHalf])
     func refusedByIngest(_ spoiled: SpoiledStore) throws {
         let dir = try TempDir()
         try spoiled.make(in: dir)

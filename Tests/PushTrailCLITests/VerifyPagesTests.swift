@@ -28,9 +28,11 @@ struct VerifyPagesTests {
         #expect(try r.json()["events"]?.int == 1500)
     }
 
-    @Test("an entry removed from the middle of a many-valued key is named by its seq", arguments: [
-        ("users", 1), ("users", 777), ("threads", 1499), ("tasks", 1000), ("time", 640), ("time", 1500),
-    ] as [(String, UInt64)])
+    @Test(
+        "an entry removed from the middle of a many-valued key is named by its seq",
+        arguments: [
+            ("users", 1), ("users", 777), ("threads", 1499), ("tasks", 1000), ("time", 640), ("time", 1500),
+        ] as [(String, UInt64)])
     func removedEntry(index: String, seq: UInt64) throws {
         let dir = try store()
         let key: [UInt8] =

@@ -9,7 +9,8 @@ struct VerifyTests {
         let dir = try TempDir()
         let lines = (1...count).map { i -> String in
             switch i % 3 {
-            case 0: return Line.notification(
+            case 0:
+                return Line.notification(
                     String(format: "00000000-0000-4000-8000-%012d", i), user: "u\(i % 3)", thread: "task-\(i)", task: i,
                     at: "2026-11-\(10 + i % 9)T10:00:00Z")
             case 1: return Line.action("act-\(i)", task: i, user: "u\(i % 3)", at: "2026-11-\(10 + i % 9)T10:00:00Z")

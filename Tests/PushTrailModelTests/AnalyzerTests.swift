@@ -1,7 +1,7 @@
+import TestSupport
 import Testing
 
 @testable import PushTrailModel
-import TestSupport
 
 /// Event builders and a fake `AuditContext` for the analyzer tests.
 enum AnalyzerFixtures {
@@ -35,7 +35,8 @@ enum AnalyzerFixtures {
         _ id: String, _ kind: String, outcome: String = "ok", at: String = "2026-11-20T10:00:00Z", task: Int64 = 7,
         notification: String? = nil, changes: String? = nil
     ) throws -> Event {
-        var line = "{\"type\":\"action\",\"id\":\"\(id)\",\"at\":\"\(at)\",\"user\":\"u_ann\",\"task_id\":\(task),"
+        var line =
+            "{\"type\":\"action\",\"id\":\"\(id)\",\"at\":\"\(at)\",\"user\":\"u_ann\",\"task_id\":\(task),"
             + "\"action\":\"\(kind)\",\"outcome\":\"\(outcome)\""
         if let notification { line += ",\"notification_id\":\"\(notification)\"" }
         if let changes { line += ",\"changes\":\(changes)" }
@@ -45,7 +46,8 @@ enum AnalyzerFixtures {
     static func delivery(
         _ id: String, for notification: String, status: Int, reason: String? = nil, at: String = "2026-11-20T08:00:01Z"
     ) throws -> Event {
-        var line = "{\"type\":\"delivery\",\"id\":\"\(id)\",\"at\":\"\(at)\",\"user\":\"u_ann\","
+        var line =
+            "{\"type\":\"delivery\",\"id\":\"\(id)\",\"at\":\"\(at)\",\"user\":\"u_ann\","
             + "\"notification_id\":\"\(notification)\",\"status\":\(status)"
         if let reason { line += ",\"reason\":\"\(reason)\"" }
         return try decode(line + "}")
@@ -82,7 +84,8 @@ enum AnalyzerFixtures {
         var facts: [NotificationFacts] = []
         for (i, e) in events.enumerated() {
             if let n = e.notification {
-                facts.append(NotificationFacts(id: e.id, seq: UInt64(i + 1), at: e.at, notification: n, device: e.device))
+                facts.append(
+                    NotificationFacts(id: e.id, seq: UInt64(i + 1), at: e.at, notification: n, device: e.device))
             }
         }
         return FakeContext(notifications: facts, unregistrations: unregistrations)
@@ -122,7 +125,9 @@ struct AnalyzerTests {
 
     // MARK: category_state_mismatch
 
-    @Test("category_state_mismatch: TASK_ACTIONABLE sent for a cancelled task names the state, the action and the expected category")
+    @Test(
+        "category_state_mismatch: TASK_ACTIONABLE sent for a cancelled task names the state, the action and the expected category"
+    )
     func categoryStateMismatch() throws {
         let findings = try A.findings([
             try A.action("act-c", "cancel", at: "2026-11-20T07:00:00Z"),
@@ -141,15 +146,18 @@ struct AnalyzerTests {
         #expect(f.message.contains("act-c"))
     }
 
-    @Test("a premium notification whose category matches the task's state is fine, in every state that may be notified",
-          arguments: [
+    @Test(
+        "a premium notification whose category matches the task's state is fine, in every state that may be notified",
+        arguments: [
             ([String](), "TASK_ACTIONABLE", AnalyzerFixtures.actionable),
             (["mark_in_progress"], "TASK_IN_PROGRESS", AnalyzerFixtures.inProgress),
             (["cancel"], "TASK_CANCELLED", AnalyzerFixtures.cancelled),
             (["complete"], "TASK_COMPLETED", [String]()),
-          ])
+        ])
     func matchingCategoryIsFine(_ actions: [String], _ category: String, _ buttons: [String]) throws {
-        var events = try actions.enumerated().map { try A.action("a\($0.offset)", $0.element, at: "2026-11-20T07:00:00Z") }
+        var events = try actions.enumerated().map {
+            try A.action("a\($0.offset)", $0.element, at: "2026-11-20T07:00:00Z")
+        }
         events.append(try A.notification(A.n1, category: category, buttons: buttons))
         #expect(try A.findings(events).isEmpty)
     }
@@ -183,20 +191,33 @@ struct AnalyzerTests {
         #expect(f.message.contains("TASK_IN_PROGRESS"))
     }
 
-    @Test("button_types equal to the category's set in another order (or repeated) are fine; absent button_types are not checked")
+    @Test(
+        "button_types equal to the category's set in another order (or repeated) are fine; absent button_types are not checked"
+    )
     func buttonsAsASet() throws {
-        #expect(try A.findings([A.notification(A.n1, buttons: ["mark_in_progress", "cancel", "complete", "edit"])]).isEmpty)
-        #expect(try A.findings([A.notification(A.n1, buttons: ["cancel", "edit", "complete", "mark_in_progress", "cancel"])]).isEmpty)
+        #expect(
+            try A.findings([A.notification(A.n1, buttons: ["mark_in_progress", "cancel", "complete", "edit"])]).isEmpty)
+        #expect(
+            try A.findings([
+                A.notification(A.n1, buttons: ["cancel", "edit", "complete", "mark_in_progress", "cancel"])
+            ]).isEmpty)
         #expect(try A.findings([A.notification(A.n1, buttons: nil)]).isEmpty)
         // A missing button is a mismatch too.
-        #expect(try A.findings([A.notification(A.n1, buttons: ["edit", "complete", "cancel"])]).map(\.code) == [.buttonsCategoryMismatch])
+        #expect(
+            try A.findings([A.notification(A.n1, buttons: ["edit", "complete", "cancel"])]).map(\.code) == [
+                .buttonsCategoryMismatch
+            ])
     }
 
     // MARK: premium_mismatch
 
-    @Test("premium_mismatch: a free user (is_premium false) sent TASK_ACTIONABLE; the message names the user and the category")
+    @Test(
+        "premium_mismatch: a free user (is_premium false) sent TASK_ACTIONABLE; the message names the user and the category"
+    )
     func premiumMismatchFreeUser() throws {
-        let findings = try A.findings([try A.notification(A.n1, user: "u_carlos", buttons: A.actionable, premium: false)])
+        let findings = try A.findings([
+            try A.notification(A.n1, user: "u_carlos", buttons: A.actionable, premium: false)
+        ])
         #expect(findings.map(\.code) == [.premiumMismatch])
         let f = try #require(findings.first)
         #expect(f.seq == 1)
@@ -207,11 +228,14 @@ struct AnalyzerTests {
         #expect(f.message.contains("TASK_ACTIONABLE"))
     }
 
-    @Test("premium_mismatch: a premium user sent TASK_NOTIFICATION_GENERIC is that finding only, not also a category mismatch")
+    @Test(
+        "premium_mismatch: a premium user sent TASK_NOTIFICATION_GENERIC is that finding only, not also a category mismatch"
+    )
     func premiumMismatchGenericForPremium() throws {
         for premium in [true, nil] as [Bool?] {
             let findings = try A.findings([
-                try A.notification(A.n1, user: "u_ben", category: "TASK_NOTIFICATION_GENERIC", buttons: [], premium: premium),
+                try A.notification(
+                    A.n1, user: "u_ben", category: "TASK_NOTIFICATION_GENERIC", buttons: [], premium: premium)
             ])
             #expect(findings.map(\.code) == [.premiumMismatch], "is_premium \(String(describing: premium))")
             #expect(findings.first?.message.contains("u_ben") == true)
@@ -219,11 +243,16 @@ struct AnalyzerTests {
         }
     }
 
-    @Test("a generic notification with no buttons for a free user is fine, whatever the task's state",
-          arguments: [[], ["mark_in_progress"], ["cancel"], ["complete"]] as [[String]])
+    @Test(
+        "a generic notification with no buttons for a free user is fine, whatever the task's state",
+        arguments: [[], ["mark_in_progress"], ["cancel"], ["complete"]] as [[String]])
     func genericForFreeUserIsFine(_ actions: [String]) throws {
-        var events = try actions.enumerated().map { try A.action("a\($0.offset)", $0.element, at: "2026-11-20T07:00:00Z") }
-        events.append(try A.notification(A.n1, user: "u_carlos", category: "TASK_NOTIFICATION_GENERIC", buttons: [], premium: false))
+        var events = try actions.enumerated().map {
+            try A.action("a\($0.offset)", $0.element, at: "2026-11-20T07:00:00Z")
+        }
+        events.append(
+            try A.notification(
+                A.n1, user: "u_carlos", category: "TASK_NOTIFICATION_GENERIC", buttons: [], premium: false))
         #expect(try A.findings(events).isEmpty)
     }
 
@@ -246,7 +275,8 @@ struct AnalyzerTests {
     func threadIDNearMiss() throws {
         #expect(try A.findings([A.notification(A.n1, thread: "task-7")]).isEmpty)
         let missing = try A.decode(
-            #"{"type":"notification","id":"n-0009","at":"2026-11-20T08:00:00Z","user":"u_ann","payload":{"aps":{"category":"TASK_ACTIONABLE"},"task_id":7}}"#)
+            #"{"type":"notification","id":"n-0009","at":"2026-11-20T08:00:00Z","user":"u_ann","payload":{"aps":{"category":"TASK_ACTIONABLE"},"task_id":7}}"#
+        )
         #expect(try A.findings([missing]).map(\.code) == [.threadIDMismatch])
         #expect(try A.findings([A.notification(A.n1, thread: "task-70")]).map(\.code) == [.threadIDMismatch])
     }
@@ -284,22 +314,26 @@ struct AnalyzerTests {
 
     @Test("a rejected action on a cancelled task is not invalid_transition, and open or dismiss after delete is fine")
     func invalidTransitionNearMisses() throws {
-        #expect(try A.findings([
-            A.action("act-c", "cancel", at: "2026-11-20T07:00:00Z"),
-            A.action("act-x", "complete", outcome: "rejected", at: "2026-11-20T08:00:00Z"),
-            A.action("act-y", "mark_in_progress", outcome: "failed", at: "2026-11-20T08:30:00Z"),
-        ]).isEmpty)
-        #expect(try A.findings([
-            A.action("act-c", "cancel", at: "2026-11-20T07:00:00Z"),
-            A.action("act-d", "delete", at: "2026-11-20T08:00:00Z"),
-            A.action("act-o", "open", at: "2026-11-20T09:00:00Z"),
-            A.action("act-s", "dismiss", at: "2026-11-20T09:01:00Z"),
-        ]).isEmpty)
+        #expect(
+            try A.findings([
+                A.action("act-c", "cancel", at: "2026-11-20T07:00:00Z"),
+                A.action("act-x", "complete", outcome: "rejected", at: "2026-11-20T08:00:00Z"),
+                A.action("act-y", "mark_in_progress", outcome: "failed", at: "2026-11-20T08:30:00Z"),
+            ]).isEmpty)
+        #expect(
+            try A.findings([
+                A.action("act-c", "cancel", at: "2026-11-20T07:00:00Z"),
+                A.action("act-d", "delete", at: "2026-11-20T08:00:00Z"),
+                A.action("act-o", "open", at: "2026-11-20T09:00:00Z"),
+                A.action("act-s", "dismiss", at: "2026-11-20T09:01:00Z"),
+            ]).isEmpty)
     }
 
     // MARK: action_not_offered
 
-    @Test("action_not_offered: complete pressed on a TASK_CANCELLED notification after uncancel names the action, notification and category")
+    @Test(
+        "action_not_offered: complete pressed on a TASK_CANCELLED notification after uncancel names the action, notification and category"
+    )
     func actionNotOffered() throws {
         let findings = try A.findings([
             try A.action("act-c", "cancel", at: "2026-11-20T07:00:00Z"),
@@ -330,27 +364,35 @@ struct AnalyzerTests {
         #expect(findings.first?.id == "act-x")
     }
 
-    @Test("an action naming an unknown notification is not action_not_offered; open and dismiss on TASK_COMPLETED are offered")
+    @Test(
+        "an action naming an unknown notification is not action_not_offered; open and dismiss on TASK_COMPLETED are offered"
+    )
     func actionNotOfferedNearMisses() throws {
         #expect(try A.findings([A.action("act-x", "complete", notification: "nowhere-1")]).isEmpty)
         let completed = [
             try A.action("act-c", "complete", at: "2026-11-20T07:00:00Z"),
             try A.notification(A.n1, at: "2026-11-20T08:00:00Z", category: "TASK_COMPLETED", buttons: []),
         ]
-        #expect(try A.findings(completed + [
-            A.action("act-o", "open", at: "2026-11-20T09:00:00Z", notification: A.n1),
-            A.action("act-s", "dismiss", at: "2026-11-20T09:01:00Z", notification: A.n1),
-        ]).isEmpty)
+        #expect(
+            try A.findings(
+                completed + [
+                    A.action("act-o", "open", at: "2026-11-20T09:00:00Z", notification: A.n1),
+                    A.action("act-s", "dismiss", at: "2026-11-20T09:01:00Z", notification: A.n1),
+                ]
+            ).isEmpty)
         // Buttons the category does offer are fine too.
-        #expect(try A.findings([
-            A.notification(A.n1, buttons: A.actionable),
-            A.action("act-m", "mark_in_progress", notification: A.n1),
-        ]).isEmpty)
+        #expect(
+            try A.findings([
+                A.notification(A.n1, buttons: A.actionable),
+                A.action("act-m", "mark_in_progress", notification: A.n1),
+            ]).isEmpty)
     }
 
     // MARK: notification_after_delete
 
-    @Test("notification_after_delete: a notification for a deleted task names the deleting action, and is not also a category mismatch")
+    @Test(
+        "notification_after_delete: a notification for a deleted task names the deleting action, and is not also a category mismatch"
+    )
     func notificationAfterDelete() throws {
         let findings = try A.findings([
             try A.action("act-c", "cancel", at: "2026-11-20T07:00:00Z"),
@@ -369,10 +411,11 @@ struct AnalyzerTests {
 
     @Test("a notification for a cancelled (not deleted) task, with its category, is fine")
     func notificationAfterCancelIsFine() throws {
-        #expect(try A.findings([
-            A.action("act-c", "cancel", at: "2026-11-20T07:00:00Z"),
-            A.notification(A.n1, at: "2026-11-20T08:00:00Z", category: "TASK_CANCELLED", buttons: A.cancelled),
-        ]).isEmpty)
+        #expect(
+            try A.findings([
+                A.action("act-c", "cancel", at: "2026-11-20T07:00:00Z"),
+                A.notification(A.n1, at: "2026-11-20T08:00:00Z", category: "TASK_CANCELLED", buttons: A.cancelled),
+            ]).isEmpty)
     }
 
     // MARK: payload_too_large
@@ -386,14 +429,18 @@ struct AnalyzerTests {
         let padding = size - head.utf8.count - tail.utf8.count
         let compact = head + String(repeating: "x", count: padding) + tail
         try #require(compact.utf8.count == size)
-        let spaced = #"{ "aps" : { "alert" : "a b" , "category" : "TASK_ACTIONABLE" ,"# + "\t\r\n"
+        let spaced =
+            #"{ "aps" : { "alert" : "a b" , "category" : "TASK_ACTIONABLE" ,"# + "\t\r\n"
             + #""thread-id" : "task-7" } , "task_id" : 7 , "pad" : ""#
             + String(repeating: "x", count: padding) + "\" }"
         return try A.decode(
-            #"{"type":"notification","id":"n-0001","at":"2026-11-20T08:00:00Z","user":"u_ann","payload": "# + spaced + "}")
+            #"{"type":"notification","id":"n-0001","at":"2026-11-20T08:00:00Z","user":"u_ann","payload": "# + spaced
+                + "}")
     }
 
-    @Test("payload_too_large: 4097 compact bytes is flagged with its size; exactly 4096 is fine (whitespace outside strings not counted)")
+    @Test(
+        "payload_too_large: 4097 compact bytes is flagged with its size; exactly 4096 is fine (whitespace outside strings not counted)"
+    )
     func payloadTooLarge() throws {
         #expect(try A.findings([AnalyzerTests.payload(ofCompactSize: 4096)]).isEmpty)
         let findings = try A.findings([try AnalyzerTests.payload(ofCompactSize: 4097)])
@@ -409,7 +456,9 @@ struct AnalyzerTests {
 
     // MARK: delivery_failed
 
-    @Test("delivery_failed: a 410 names the delivery, the notification, the status and the reason, with the notification's task")
+    @Test(
+        "delivery_failed: a 410 names the delivery, the notification, the status and the reason, with the notification's task"
+    )
     func deliveryFailed() throws {
         let findings = try A.findings([
             try A.notification(A.n1, device: A.device, buttons: A.actionable),
@@ -429,19 +478,25 @@ struct AnalyzerTests {
 
     @Test("a 200 delivery is fine; a failed delivery for an unknown notification is flagged without a task")
     func deliveryNearMiss() throws {
-        #expect(try A.findings([
-            A.notification(A.n1, buttons: A.actionable), A.delivery("dlv-1", for: A.n1, status: 200),
-        ]).isEmpty)
-        let orphan = try A.findings([try A.delivery("dlv-2", for: "nowhere-1", status: 500, reason: "InternalServerError")])
+        #expect(
+            try A.findings([
+                A.notification(A.n1, buttons: A.actionable), A.delivery("dlv-1", for: A.n1, status: 200),
+            ]).isEmpty)
+        let orphan = try A.findings([
+            try A.delivery("dlv-2", for: "nowhere-1", status: 500, reason: "InternalServerError")
+        ])
         #expect(orphan.map(\.code) == [.deliveryFailed])
         #expect(orphan.first?.taskID == nil)
     }
 
     // MARK: sent_after_unregistered
 
-    @Test("sent_after_unregistered: a notification to a device after its 410 names the masked device, the delivery and the reason")
+    @Test(
+        "sent_after_unregistered: a notification to a device after its 410 names the masked device, the delivery and the reason"
+    )
     func sentAfterUnregistered() throws {
-        let gone = Unregistration(deliveryID: "dlv-gone", seq: 2, at: try A.time("2026-11-20T08:00:01Z"), reason: "Unregistered")
+        let gone = Unregistration(
+            deliveryID: "dlv-gone", seq: 2, at: try A.time("2026-11-20T08:00:01Z"), reason: "Unregistered")
         let events = [
             try A.notification(A.n1, at: "2026-11-20T08:00:00Z", device: A.device, buttons: A.actionable),
             try A.delivery("dlv-gone", for: A.n1, status: 410, reason: "Unregistered"),
@@ -476,17 +531,21 @@ struct AnalyzerTests {
 
     @Test("a notification at exactly the 410's time is not sent_after_unregistered; one microsecond later is")
     func sentAfterUnregisteredIsStrict() throws {
-        let gone = Unregistration(deliveryID: "dlv-gone", seq: 2, at: try A.time("2026-11-20T09:00:00Z"), reason: "ExpiredToken")
+        let gone = Unregistration(
+            deliveryID: "dlv-gone", seq: 2, at: try A.time("2026-11-20T09:00:00Z"), reason: "ExpiredToken")
         func run(_ at: String, device: String = A.device) throws -> [FindingCode] {
             let events = [try A.notification(A.n2, at: at, device: device, buttons: A.actionable)]
-            return try A.findings(events, context: A.context(knowing: events, unregistrations: [(A.device, gone)])).map(\.code)
+            return try A.findings(events, context: A.context(knowing: events, unregistrations: [(A.device, gone)])).map(
+                \.code)
         }
         #expect(try run("2026-11-20T09:00:00Z") == [])
         #expect(try run("2026-11-20T09:00:00.000001Z") == [.sentAfterUnregistered])
         #expect(try run("2026-11-20T09:00:00.000001Z", device: A.otherDevice) == [], "another device is not affected")
         // A notification without a device cannot be judged.
         let noDevice = [try A.notification(A.n2, at: "2026-11-21T00:00:00Z", buttons: A.actionable)]
-        #expect(try A.findings(noDevice, context: A.context(knowing: noDevice, unregistrations: [(A.device, gone)])).isEmpty)
+        #expect(
+            try A.findings(noDevice, context: A.context(knowing: noDevice, unregistrations: [(A.device, gone)])).isEmpty
+        )
     }
 
     // MARK: order
@@ -505,7 +564,8 @@ struct AnalyzerTests {
         let cancel = try A.action("act-c", "cancel", at: "2026-11-20T09:00:00Z")
         let notification = try A.notification(A.n1, at: "2026-11-20T09:00:00Z", buttons: A.actionable)
         // Cancel stored first: the notification sees a cancelled task.
-        #expect(try A.findingsInTimelineOrder([(2, notification), (1, cancel)]).map(\.code) == [.categoryStateMismatch])
+        #expect(
+            try A.findingsInTimelineOrder([(2, notification), (1, cancel)]).map(\.code) == [.categoryStateMismatch])
         // Notification stored first: it saw an active task.
         #expect(try A.findingsInTimelineOrder([(2, cancel), (1, notification)]).isEmpty)
         // An earlier at wins over a lower seq.
@@ -515,12 +575,14 @@ struct AnalyzerTests {
 
     @Test("a clean story (notify, start, complete, notify completed, deliveries ok) has no finding")
     func cleanStory() throws {
-        #expect(try A.findings([
-            A.notification(A.n1, at: "2026-11-20T08:00:00Z", device: A.device, buttons: A.actionable),
-            A.delivery("dlv-1", for: A.n1, status: 200, at: "2026-11-20T08:00:01Z"),
-            A.action("act-m", "mark_in_progress", at: "2026-11-20T09:00:00Z", notification: A.n1),
-            A.action("act-x", "complete", at: "2026-11-20T10:00:00Z"),
-            A.notification(A.n2, at: "2026-11-20T11:00:00Z", device: A.device, category: "TASK_COMPLETED", buttons: []),
-        ]).isEmpty)
+        #expect(
+            try A.findings([
+                A.notification(A.n1, at: "2026-11-20T08:00:00Z", device: A.device, buttons: A.actionable),
+                A.delivery("dlv-1", for: A.n1, status: 200, at: "2026-11-20T08:00:01Z"),
+                A.action("act-m", "mark_in_progress", at: "2026-11-20T09:00:00Z", notification: A.n1),
+                A.action("act-x", "complete", at: "2026-11-20T10:00:00Z"),
+                A.notification(
+                    A.n2, at: "2026-11-20T11:00:00Z", device: A.device, category: "TASK_COMPLETED", buttons: []),
+            ]).isEmpty)
     }
 }

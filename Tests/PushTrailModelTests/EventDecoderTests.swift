@@ -1,7 +1,7 @@
+import TestSupport
 import Testing
 
 @testable import PushTrailModel
-import TestSupport
 
 @Suite("Event rules: the envelope")
 struct EnvelopeRuleTests {
@@ -89,7 +89,8 @@ struct EnvelopeRuleTests {
     @Test("an id's length is counted after unescaping")
     func idLengthUnescaped() throws {
         let escaped = String(repeating: #"\u0061"#, count: 128)  // 768 bytes written, 128 bytes of id
-        #expect(try decodeEvent(Fixture.action.with("id", jsonString(escaped))).id == String(repeating: "a", count: 128))
+        #expect(
+            try decodeEvent(Fixture.action.with("id", jsonString(escaped))).id == String(repeating: "a", count: 128))
     }
 
     @Test("an id that is not a string is rejected")
@@ -107,7 +108,8 @@ struct EnvelopeRuleTests {
         arguments: [
             "2026-02-30T10:00:00Z", "2025-02-29T10:00:00Z", "2026-04-31T10:00:00Z", "2026-13-01T10:00:00Z",
             "2026-00-10T10:00:00Z", "2026-11-29T24:00:00Z", "2026-11-29T10:60:00Z", "2026-11-29T10:00:00",
-            "2026-11-29", "2026-11-29T10:00Z", "2026-11-29T10:00:00.Z", "2026-11-29T10:00:00+0200", "2026-11-29T10:00:00+24:00",
+            "2026-11-29", "2026-11-29T10:00Z", "2026-11-29T10:00:00.Z", "2026-11-29T10:00:00+0200",
+            "2026-11-29T10:00:00+24:00",
             "2026-11-29T10:00:00Z ", "yesterday", "",
         ])
     func invalidAt(_ at: String) {
@@ -129,7 +131,8 @@ struct EnvelopeRuleTests {
         #expect(try decodeEvent(Fixture.action.with("at", #""2026-11-29T10:00:00+00:00""#)).at == utc)
         // A negative offset can move the date forward.
         #expect(
-            try decodeEvent(Fixture.action.with("at", #""2026-12-31T23:30:00-01:00""#)).at == instant("2027-01-01T00:30:00Z"))
+            try decodeEvent(Fixture.action.with("at", #""2026-12-31T23:30:00-01:00""#)).at
+                == instant("2027-01-01T00:30:00Z"))
     }
 
     @Test("at keeps fractional seconds to the microsecond and truncates finer digits")
@@ -144,7 +147,9 @@ struct EnvelopeRuleTests {
 
     @Test("at accepts a lowercase t and z, as RFC 3339 allows")
     func atLowercase() throws {
-        #expect(try decodeEvent(Fixture.action.with("at", #""2026-11-29t10:00:00z""#)).at == instant("2026-11-29T10:00:00Z"))
+        #expect(
+            try decodeEvent(Fixture.action.with("at", #""2026-11-29t10:00:00z""#)).at == instant("2026-11-29T10:00:00Z")
+        )
     }
 
     @Test("an event without a user is rejected")
@@ -228,7 +233,8 @@ struct EnvelopeRuleTests {
 
     @Test("a long value is cut in the reason so that it stays one short line")
     func longValueShown() throws {
-        let reason = try #require(rejection(Fixture.action.with("type", jsonString(String(repeating: "x", count: 500)))))
+        let reason = try #require(
+            rejection(Fixture.action.with("type", jsonString(String(repeating: "x", count: 500)))))
         #expect(reason.count < 120)
         #expect(reason.contains(String(repeating: "x", count: 40) + "…"))
     }
@@ -265,7 +271,9 @@ struct NotificationRuleTests {
     func missingAPS() {
         #expect(rejection(payload(#"{"task_id":7}"#)) == #""payload" has no "aps" object"#)
         // aps elsewhere does not count.
-        #expect(rejection(Fixture.notification.with("aps", "{}").with("payload", "{}")) == #""payload" has no "aps" object"#)
+        #expect(
+            rejection(Fixture.notification.with("aps", "{}").with("payload", "{}")) == #""payload" has no "aps" object"#
+        )
     }
 
     @Test("an aps that is not an object is rejected")
@@ -299,7 +307,9 @@ struct NotificationRuleTests {
 
     @Test("a category that is not a string is rejected")
     func categoryNotString() {
-        #expect(rejection(payload(#"{"aps":{"category":["A"]}}"#)) == #""payload.aps.category" must be a string, not ["A"]"#)
+        #expect(
+            rejection(payload(#"{"aps":{"category":["A"]}}"#)) == #""payload.aps.category" must be a string, not ["A"]"#
+        )
     }
 
     @Test("an alert string is the body")
@@ -312,7 +322,9 @@ struct NotificationRuleTests {
 
     @Test("an alert object gives title, subtitle and body")
     func alertObject() throws {
-        let n = try #require(try decodeEvent(payload(#"{"aps":{"alert":{"title":"T","subtitle":"S","body":"B\u00e9","loc-key":"K"}}}"#)).notification)
+        let n = try #require(
+            try decodeEvent(payload(#"{"aps":{"alert":{"title":"T","subtitle":"S","body":"B\u00e9","loc-key":"K"}}}"#))
+                .notification)
         #expect(n.title == "T")
         #expect(n.subtitle == "S")
         #expect(n.body == "Bé")
@@ -323,16 +335,22 @@ struct NotificationRuleTests {
 
     @Test("an alert that is neither a string nor an object is rejected")
     func alertNumber() {
-        #expect(rejection(payload(#"{"aps":{"alert":5}}"#)) == #""payload.aps.alert" must be a string or an object, not a number"#)
-        #expect(rejection(payload(#"{"aps":{"alert":null}}"#))?.hasPrefix(#""payload.aps.alert" must be a string or an object"#) == true)
+        #expect(
+            rejection(payload(#"{"aps":{"alert":5}}"#))
+                == #""payload.aps.alert" must be a string or an object, not a number"#)
+        #expect(
+            rejection(payload(#"{"aps":{"alert":null}}"#))?.hasPrefix(
+                #""payload.aps.alert" must be a string or an object"#) == true)
     }
 
     @Test("alert fields that are not strings are rejected")
     func alertFieldNotString() {
         #expect(
-            rejection(payload(#"{"aps":{"alert":{"title":1}}}"#)) == #""payload.aps.alert.title" must be a string, not 1"#)
+            rejection(payload(#"{"aps":{"alert":{"title":1}}}"#))
+                == #""payload.aps.alert.title" must be a string, not 1"#)
         #expect(
-            rejection(payload(#"{"aps":{"alert":{"body":{"x":1}}}}"#)) == #""payload.aps.alert.body" must be a string, not {"x":1}"#)
+            rejection(payload(#"{"aps":{"alert":{"body":{"x":1}}}}"#))
+                == #""payload.aps.alert.body" must be a string, not {"x":1}"#)
     }
 
     @Test("a payload task_id must be an integer")
@@ -343,7 +361,8 @@ struct NotificationRuleTests {
         #expect(try decodeEvent(line("9223372036854775807")).taskID == Int64.max)
         #expect(rejection(line("1.5")) == #""payload.task_id" must be an integer, not 1.5"#)
         #expect(rejection(line(#""12""#)) == #""payload.task_id" must be an integer, not "12""#)
-        #expect(rejection(line("9223372036854775808")) == #""payload.task_id" must be an integer, not 9223372036854775808"#)
+        #expect(
+            rejection(line("9223372036854775808")) == #""payload.task_id" must be an integer, not 9223372036854775808"#)
         #expect(rejection(line("null")) == #""payload.task_id" must be an integer, not null"#)
     }
 
@@ -369,14 +388,19 @@ struct NotificationRuleTests {
     @Test("custom text keys must be strings when present")
     func customTextKeys() {
         #expect(rejection(payload(#"{"aps":{},"task_name":1}"#)) == #""payload.task_name" must be a string, not 1"#)
-        #expect(rejection(payload(#"{"aps":{},"residence_name":false}"#)) == #""payload.residence_name" must be a string, not false"#)
         #expect(
-            rejection(payload(#"{"aps":{},"notification_type":{}}"#)) == #""payload.notification_type" must be a string, not {}"#)
+            rejection(payload(#"{"aps":{},"residence_name":false}"#))
+                == #""payload.residence_name" must be a string, not false"#)
+        #expect(
+            rejection(payload(#"{"aps":{},"notification_type":{}}"#))
+                == #""payload.notification_type" must be a string, not {}"#)
     }
 
     @Test("a topic must be a string")
     func topic() throws {
-        #expect(try decodeEvent(Fixture.notification.with("topic", #""com.example.app""#)).notification?.topic == "com.example.app")
+        #expect(
+            try decodeEvent(Fixture.notification.with("topic", #""com.example.app""#)).notification?.topic
+                == "com.example.app")
         #expect(rejection(Fixture.notification.with("topic", "5")) == #""topic" must be a string, not 5"#)
     }
 
@@ -429,9 +453,13 @@ struct ActionRuleTests {
     @Test("an outcome must be ok, rejected or failed")
     func outcome() throws {
         for name in ["ok", "rejected", "failed"] {
-            #expect(try decodeEvent(Fixture.action.with("outcome", jsonString(name))).actionResponse?.outcome.rawValue == name)
+            #expect(
+                try decodeEvent(Fixture.action.with("outcome", jsonString(name))).actionResponse?.outcome.rawValue
+                    == name)
         }
-        #expect(rejection(Fixture.action.with("outcome", #""maybe""#)) == #""outcome" is "maybe"; expected ok, rejected or failed"#)
+        #expect(
+            rejection(Fixture.action.with("outcome", #""maybe""#))
+                == #""outcome" is "maybe"; expected ok, rejected or failed"#)
         #expect(rejection(Fixture.action.without("outcome")) == #"missing "outcome""#)
     }
 
@@ -440,10 +468,15 @@ struct ActionRuleTests {
         #expect(try decodeEvent(Fixture.action.with("http_status", "100")).actionResponse?.httpStatus == 100)
         #expect(try decodeEvent(Fixture.action.with("http_status", "599")).actionResponse?.httpStatus == 599)
         #expect(try decodeEvent(Fixture.action).actionResponse?.httpStatus == nil)
-        #expect(rejection(Fixture.action.with("http_status", "99")) == #""http_status" must be an integer from 100 to 599, not 99"#)
-        #expect(rejection(Fixture.action.with("http_status", "600")) == #""http_status" must be an integer from 100 to 599, not 600"#)
         #expect(
-            rejection(Fixture.action.with("http_status", #""409""#)) == #""http_status" must be an integer from 100 to 599, not "409""#)
+            rejection(Fixture.action.with("http_status", "99"))
+                == #""http_status" must be an integer from 100 to 599, not 99"#)
+        #expect(
+            rejection(Fixture.action.with("http_status", "600"))
+                == #""http_status" must be an integer from 100 to 599, not 600"#)
+        #expect(
+            rejection(Fixture.action.with("http_status", #""409""#))
+                == #""http_status" must be an integer from 100 to 599, not "409""#)
         #expect(rejection(Fixture.action.with("http_status", "200.0")) != nil)
     }
 
@@ -461,13 +494,16 @@ struct ActionRuleTests {
 
     @Test("changes that are an array are rejected with a grammatical reason")
     func changesArray() {
-        #expect(rejection(Fixture.action.with("changes", #"[{"a":1}]"#)) == #""changes" must be an object, not an array"#)
+        #expect(
+            rejection(Fixture.action.with("changes", #"[{"a":1}]"#)) == #""changes" must be an object, not an array"#)
     }
 
     @Test("changes are kept in order, strings as text and other values as JSON")
     func changes() throws {
         let line = Fixture.action.with("action", #""edit""#)
-            .with("changes", #"{"task_name":"Paint \"fence\"","due_date":"2026-12-01","count":3,"flag":null,"list":[1, 2]}"#)
+            .with(
+                "changes",
+                #"{"task_name":"Paint \"fence\"","due_date":"2026-12-01","count":3,"flag":null,"list":[1, 2]}"#)
         let action = try #require(try decodeEvent(line).actionResponse)
         #expect(action.changes.map(\.key) == ["task_name", "due_date", "count", "flag", "list"])
         #expect(
@@ -478,7 +514,8 @@ struct ActionRuleTests {
 
     @Test("an action's notification_id is lowercased and thread_id kept")
     func references() throws {
-        let line = Fixture.action.with("notification_id", jsonString(Fixture.notificationID)).with("thread_id", #""Task-7""#)
+        let line = Fixture.action.with("notification_id", jsonString(Fixture.notificationID)).with(
+            "thread_id", #""Task-7""#)
         let event = try decodeEvent(line)
         #expect(event.actionResponse?.notificationID == Fixture.notificationID.lowercased())
         #expect(event.referencedNotificationID == Fixture.notificationID.lowercased())
@@ -488,7 +525,9 @@ struct ActionRuleTests {
 
     @Test("an action's notification_id and thread_id must not be empty")
     func emptyReferences() {
-        #expect(rejection(Fixture.action.with("notification_id", #""""#)) == #""notification_id" must be 1–128 bytes, not 0"#)
+        #expect(
+            rejection(Fixture.action.with("notification_id", #""""#))
+                == #""notification_id" must be 1–128 bytes, not 0"#)
         #expect(rejection(Fixture.action.with("thread_id", #""""#)) == #""thread_id" must be 1–255 bytes, not 0"#)
     }
 
@@ -504,8 +543,11 @@ struct DeliveryRuleTests {
     @Test("a delivery without notification_id is rejected")
     func missingNotificationID() {
         #expect(rejection(Fixture.delivery.without("notification_id")) == #"delivery has no "notification_id""#)
-        #expect(rejection(Fixture.delivery.with("notification_id", #""""#)) == #""notification_id" must be 1–128 bytes, not 0"#)
-        #expect(rejection(Fixture.delivery.with("notification_id", "1")) == #""notification_id" must be a string, not 1"#)
+        #expect(
+            rejection(Fixture.delivery.with("notification_id", #""""#))
+                == #""notification_id" must be 1–128 bytes, not 0"#)
+        #expect(
+            rejection(Fixture.delivery.with("notification_id", "1")) == #""notification_id" must be a string, not 1"#)
     }
 
     @Test("a delivery without status is rejected")
@@ -583,7 +625,8 @@ struct DecodedNotificationTests {
     @Test("residence_id is kept as text or as JSON, whichever it was")
     func residenceID() throws {
         func residence(_ value: String) throws -> FieldValue? {
-            try decodeEvent(Fixture.notification.with("payload", #"{"aps":{},"residence_id":\#(value)}"#)).notification?.residenceID
+            try decodeEvent(Fixture.notification.with("payload", #"{"aps":{},"residence_id":\#(value)}"#)).notification?
+                .residenceID
         }
         #expect(try residence("12") == .json("12"))
         #expect(try residence(#""r-12""#) == .string("r-12"))
@@ -595,7 +638,8 @@ struct DecodedNotificationTests {
 
     @Test("the payload size is the payload's bytes less the whitespace outside strings")
     func payloadSize() throws {
-        let spaced = #"{ "aps" : { "alert" : "Hi  there" , "badge" : 1 } ,"#
+        let spaced =
+            #"{ "aps" : { "alert" : "Hi  there" , "badge" : 1 } ,"#
             + "\n\t" + #" "task_name" : "Mow  the lawn" }"#
         let compact = #"{"aps":{"alert":"Hi  there","badge":1},"task_name":"Mow  the lawn"}"#
         let n = try #require(try decodeEvent(Fixture.notification.with("payload", spaced)).notification)

@@ -1,7 +1,7 @@
+import TestSupport
 import Testing
 
 @testable import PushTrailModel
-import TestSupport
 
 @Suite("The lite decode: what the store files an event under")
 struct FilingEventTests {
@@ -37,7 +37,8 @@ struct FilingEventTests {
         let bad: [EventLine] = [
             Fixture.notification.with("id", #""""#), Fixture.notification.without("payload"),
             Fixture.action.with("outcome", #""maybe""#), Fixture.delivery.with("status", "99"),
-            Fixture.notification.with("user", jsonString(String(repeating: "u", count: EventSchema.userBytes.upperBound + 1))),
+            Fixture.notification.with(
+                "user", jsonString(String(repeating: "u", count: EventSchema.userBytes.upperBound + 1))),
             Fixture.notification.with("payload", #"{"aps":{},"task_id":"x"}"#),
         ]
         for line in bad {

@@ -1,15 +1,16 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import PushTrailModel
-import TestSupport
 
 @Suite("JSON parser: valid input")
 struct JSONTapeValidTests {
     @Test(
         "every kind of valid JSON value is accepted",
         arguments: [
-            "{}", "[]", "\"\"", "0", "-0", "1", "-1", "1e10", "1E10", "1.5E-3", "1.5e+3", "-0.0", "123456789012345678901234567890",
+            "{}", "[]", "\"\"", "0", "-0", "1", "-1", "1e10", "1E10", "1.5E-3", "1.5e+3", "-0.0",
+            "123456789012345678901234567890",
             "1e-999", "true", "false", "null",
             #"{"a":{"b":[1,[2,[3,{"c":null}]],{"d":true}]},"e":[],"f":{}}"#,
             #"["\"\\\/\b\f\n\r\t"]"#,
@@ -71,7 +72,8 @@ struct JSONTapeValidTests {
         #expect(tape.nodes[0].next == 3)
     }
 
-    @Test("sixteen keys with one print among them are compared in full: distinct ones pass, the one equal pair is named")
+    @Test(
+        "sixteen keys with one print among them are compared in full: distinct ones pass, the one equal pair is named")
     func keysSharingAPrint() {
         // Same length and first eight bytes: one print for all sixteen, so every key's
         // bit is taken by the first and each is compared byte by byte.
@@ -103,7 +105,8 @@ struct JSONTapeInvalidTests {
         _ bytes: [UInt8], _ message: String, at offset: Int, sourceLocation: SourceLocation = #_sourceLocation
     ) {
         guard let error = jsonError(bytes) else {
-            Issue.record("accepted \(String(decoding: bytes, as: UTF8.self).debugDescription)", sourceLocation: sourceLocation)
+            Issue.record(
+                "accepted \(String(decoding: bytes, as: UTF8.self).debugDescription)", sourceLocation: sourceLocation)
             return
         }
         #expect(error.message.contains(message), "message: \(error.message)", sourceLocation: sourceLocation)
@@ -181,7 +184,8 @@ struct JSONTapeInvalidTests {
         expectRejected([0x22, 0x61, 0x09, 0x62, 0x22], "control character 0x9", at: 2)
         expectRejected([0x22, 0x00, 0x22], "control character 0x0", at: 1)
         expectRejected(Array("\"0123456789abcdef".utf8) + [0x1F] + Array("\"".utf8), "control character 0x1F", at: 17)
-        expectRejected(Array("\"0123456789".utf8) + [0x0A] + Array("0123456789\"".utf8), "control character 0xA", at: 11)
+        expectRejected(
+            Array("\"0123456789".utf8) + [0x0A] + Array("0123456789\"".utf8), "control character 0xA", at: 11)
     }
 
     @Test("invalid escapes are rejected")
@@ -251,9 +255,10 @@ struct JSONTapeInvalidTests {
 
     @Test("the largest valid code points in UTF-8 are accepted")
     func validUTF8Boundaries() {
-        for sequence: [UInt8] in [[0xC2, 0x80], [0xDF, 0xBF], [0xE0, 0xA0, 0x80], [0xED, 0x9F, 0xBF], [0xEE, 0x80, 0x80],
-            [0xEF, 0xBF, 0xBF], [0xF0, 0x90, 0x80, 0x80], [0xF4, 0x8F, 0xBF, 0xBF]]
-        {
+        for sequence: [UInt8] in [
+            [0xC2, 0x80], [0xDF, 0xBF], [0xE0, 0xA0, 0x80], [0xED, 0x9F, 0xBF], [0xEE, 0x80, 0x80],
+            [0xEF, 0xBF, 0xBF], [0xF0, 0x90, 0x80, 0x80], [0xF4, 0x8F, 0xBF, 0xBF],
+        ] {
             #expect(jsonError([0x22] + sequence + [0x22]) == nil, "\(sequence)")
         }
     }
@@ -270,7 +275,8 @@ struct JSONTapeInvalidTests {
     func nestingOverLimit() {
         let depth = JSONTape.defaultMaxDepth + 1
         expectRejected(
-            String(repeating: "[", count: depth) + String(repeating: "]", count: depth), "nesting deeper than", at: depth - 1)
+            String(repeating: "[", count: depth) + String(repeating: "]", count: depth), "nesting deeper than",
+            at: depth - 1)
     }
 
     @Test("100,000 nested arrays are rejected quickly without a crash")
@@ -332,7 +338,9 @@ struct JSONTapeInvalidTests {
         for position in 0..<24 {
             let before = [UInt8](repeating: UInt8(ascii: "a"), count: position)
             let after = [UInt8](repeating: UInt8(ascii: "b"), count: 20)
-            func line(_ middle: [UInt8]) -> [UInt8] { [UInt8(ascii: "["), 0x22] + before + middle + after + [0x22, UInt8(ascii: "]")] }
+            func line(_ middle: [UInt8]) -> [UInt8] {
+                [UInt8(ascii: "["), 0x22] + before + middle + after + [0x22, UInt8(ascii: "]")]
+            }
             let start = 2 + position
             // A control byte followed by a quote and a high byte: named at its own offset.
             expectRejected(line([0x01, 0x22, 0xC3]), "control character 0x1", at: start)
@@ -416,13 +424,17 @@ struct JSONTapeFuzzTests {
     @Test("mutated events never crash the parser or the decoder, and what parses survives compaction")
     func mutations() throws {
         var random = Generator(state: 0x9E37_79B9_7F4A_7C15)
-        let interesting: [UInt8] = [0x22, 0x5C, 0x7B, 0x7D, 0x5B, 0x5D, 0x3A, 0x2C, 0x75, 0x30, 0x65, 0x2D, 0x00, 0x1F, 0x80, 0xC0, 0xED, 0xF4, 0xFF, 0x20]
+        let interesting: [UInt8] = [
+            0x22, 0x5C, 0x7B, 0x7D, 0x5B, 0x5D, 0x3A, 0x2C, 0x75, 0x30, 0x65, 0x2D, 0x00, 0x1F, 0x80, 0xC0, 0xED, 0xF4,
+            0xFF, 0x20,
+        ]
         var accepted = 0
         for round in 0..<10_000 {
             var bytes = Array(Self.seeds[round % Self.seeds.count].utf8)
             for _ in 0..<(1 + random.below(4)) {
                 let at = random.below(bytes.count + 1)
-                let byte = random.below(2) == 0 ? interesting[random.below(interesting.count)] : UInt8(random.below(256))
+                let byte =
+                    random.below(2) == 0 ? interesting[random.below(interesting.count)] : UInt8(random.below(256))
                 switch random.below(4) {
                 case 0 where at < bytes.count: bytes[at] = byte
                 case 1: bytes.insert(byte, at: at)

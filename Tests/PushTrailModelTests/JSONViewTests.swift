@@ -1,13 +1,15 @@
+import TestSupport
 import Testing
 
 @testable import PushTrailModel
-import TestSupport
 
 @Suite("JSON value equality")
 struct JSONEqualityTests {
     @Test("objects are equal whatever their key order")
     func keyOrderIgnored() throws {
-        #expect(try jsonEqual(#"{"a":1,"b":[true,null],"c":{"x":"y","z":2}}"#, #"{"c":{"z":2,"x":"y"},"b":[true,null],"a":1}"#))
+        #expect(
+            try jsonEqual(
+                #"{"a":1,"b":[true,null],"c":{"x":"y","z":2}}"#, #"{"c":{"z":2,"x":"y"},"b":[true,null],"a":1}"#))
         #expect(try jsonEqual("{}", " { } "))
     }
 
@@ -148,7 +150,9 @@ struct JSONViewTests {
 
     @Test("int64 reads integers that fit and nothing else")
     func int64() throws {
-        try withJSON(#"[0, -0, 42, -42, 9223372036854775807, -9223372036854775808, 9223372036854775808, -9223372036854775809, 1.0, 1e2, "7", true]"#) { json throws in
+        try withJSON(
+            #"[0, -0, 42, -42, 9223372036854775807, -9223372036854775808, 9223372036854775808, -9223372036854775809, 1.0, 1e2, "7", true]"#
+        ) { json throws in
             let values = json.elements(json.root).map { json.int64($0) }
             #expect(values == [0, 0, 42, -42, Int64.max, Int64.min, nil, nil, nil, nil, nil, nil])
         }
@@ -205,16 +209,17 @@ struct JSONOutputTests {
     @Test("pretty output indents objects and keeps short scalar arrays on one line")
     func pretty() throws {
         let rendered = try withJSON(#"{"a":[1,2],"b":{"c":"x\u0041"},"e":{},"f":[]}"#) { JSONPretty.render($0) }
-        #expect(rendered == """
-            {
-              "a": [1, 2],
-              "b": {
-                "c": "x\\u0041"
-              },
-              "e": {},
-              "f": []
-            }
-            """)
+        #expect(
+            rendered == """
+                {
+                  "a": [1, 2],
+                  "b": {
+                    "c": "x\\u0041"
+                  },
+                  "e": {},
+                  "f": []
+                }
+                """)
     }
 
     @Test("pretty output can substitute a top-level member's value")

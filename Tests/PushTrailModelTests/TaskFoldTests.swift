@@ -1,7 +1,7 @@
+import TestSupport
 import Testing
 
 @testable import PushTrailModel
-import TestSupport
 
 /// Builders for the task-fold tests: events decoded from NDJSON lines, folded in the
 /// order given (the order a caller has already put into (at, seq) order).
@@ -13,7 +13,8 @@ enum FoldFixtures {
         _ kind: String, outcome: String = "ok", id: String? = nil, at: String = "2026-11-20T10:00:00Z",
         changes: String? = nil
     ) throws -> Event {
-        var line = "{\"type\":\"action\",\"id\":\"\(id ?? "act-\(kind)-\(outcome)")\",\"at\":\"\(at)\",\"user\":\"u_fold\","
+        var line =
+            "{\"type\":\"action\",\"id\":\"\(id ?? "act-\(kind)-\(outcome)")\",\"at\":\"\(at)\",\"user\":\"u_fold\","
             + "\"task_id\":\(taskID),\"action\":\"\(kind)\",\"outcome\":\"\(outcome)\""
         if let changes { line += ",\"changes\":\(changes)" }
         line += "}"
@@ -27,14 +28,17 @@ enum FoldFixtures {
         id: String = "0f0f0f0f-0000-4000-8000-000000000001", at: String = "2026-11-20T08:00:00Z", custom: String = ""
     ) throws -> Event {
         let extra = custom.isEmpty ? "" : "," + custom
-        let line = "{\"type\":\"notification\",\"id\":\"\(id)\",\"at\":\"\(at)\",\"user\":\"u_fold\","
+        let line =
+            "{\"type\":\"notification\",\"id\":\"\(id)\",\"at\":\"\(at)\",\"user\":\"u_fold\","
             + "\"payload\":{\"aps\":{\"category\":\"TASK_ACTIONABLE\",\"thread-id\":\"task-7\"},\"task_id\":\(taskID)\(extra)}}"
         var decoder = EventDecoder()
         return try decoder.decode(Array(line.utf8))
     }
 
     /// Folds `events` in order from a fresh task; returns the snapshot and each transition.
-    static func fold(_ events: [Event], into start: TaskSnapshot = TaskSnapshot(taskID: taskID)) -> (TaskSnapshot, [Transition]) {
+    static func fold(_ events: [Event], into start: TaskSnapshot = TaskSnapshot(taskID: taskID)) -> (
+        TaskSnapshot, [Transition]
+    ) {
         var snapshot = start
         var transitions: [Transition] = []
         for (i, e) in events.enumerated() {
@@ -58,7 +62,8 @@ enum FoldFixtures {
     static func task(in state: TaskState) throws -> TaskSnapshot {
         let (snapshot, transitions) = fold(try path(to: state))
         guard snapshot.state == state, transitions.allSatisfy({ !$0.invalid }) else {
-            throw SetupFailed(description: "could not bring a task to \(state) along valid edges: got \(snapshot.state)")
+            throw SetupFailed(
+                description: "could not bring a task to \(state) along valid edges: got \(snapshot.state)")
         }
         return snapshot
     }
@@ -99,7 +104,8 @@ enum FoldFixtures {
 
     static let stateChangingActions: [ActionKind] = [.markInProgress, .complete, .cancel, .uncancel, .delete, .edit]
 
-    static let matrix: [Cell] = TaskState.allCases.flatMap { s in stateChangingActions.map { Cell(from: s, action: $0) } }
+    static let matrix: [Cell] = TaskState.allCases.flatMap { s in stateChangingActions.map { Cell(from: s, action: $0) }
+    }
 }
 
 @Suite("task fold")
@@ -119,8 +125,9 @@ struct TaskFoldTests {
         #expect(transitions.allSatisfy { $0.from == .active && $0.to == .active && !$0.invalid })
     }
 
-    @Test("every row of the state machine's table: a valid accepted action takes the task where the table says, unflagged",
-          arguments: FoldFixtures.matrix.filter { FoldFixtures.validFrom[$0.action]!.contains($0.from) })
+    @Test(
+        "every row of the state machine's table: a valid accepted action takes the task where the table says, unflagged",
+        arguments: FoldFixtures.matrix.filter { FoldFixtures.validFrom[$0.action]!.contains($0.from) })
     func validTransitions(_ cell: F.Cell) throws {
         let start = try F.task(in: cell.from)
         let (snapshot, transitions) = F.fold([try F.action(cell.action.rawValue, id: "act-under-test")], into: start)
@@ -149,8 +156,11 @@ struct TaskFoldTests {
         }
     }
 
-    @Test("an accepted action not valid from the state still takes effect and is flagged invalid",
-          arguments: FoldFixtures.matrix.filter { !FoldFixtures.validFrom[$0.action]!.contains($0.from) && $0.from != .deleted })
+    @Test(
+        "an accepted action not valid from the state still takes effect and is flagged invalid",
+        arguments: FoldFixtures.matrix.filter {
+            !FoldFixtures.validFrom[$0.action]!.contains($0.from) && $0.from != .deleted
+        })
     func invalidTransitionsTakeEffect(_ cell: F.Cell) throws {
         let start = try F.task(in: cell.from)
         let (snapshot, transitions) = F.fold([try F.action(cell.action.rawValue, id: "act-under-test")], into: start)
@@ -193,12 +203,15 @@ struct TaskFoldTests {
         #expect(snapshot.fields.completions == 1)
     }
 
-    @Test("deleted is terminal: accepted complete, uncancel, edit and the rest after it are flagged and change nothing",
-          arguments: FoldFixtures.stateChangingActions)
+    @Test(
+        "deleted is terminal: accepted complete, uncancel, edit and the rest after it are flagged and change nothing",
+        arguments: FoldFixtures.stateChangingActions)
     func deletedIsTerminal(_ action: ActionKind) throws {
         // A task with a completion and a due date, then cancelled and deleted.
         let setup = [
-            try F.notification(custom: #""task_name":"Clean gutters","residence_id":12,"residence_name":"Home","due_date":"2026-11-25""#),
+            try F.notification(
+                custom:
+                    #""task_name":"Clean gutters","residence_id":12,"residence_name":"Home","due_date":"2026-11-25""#),
             try F.action("complete", id: "s1", changes: #"{"next_due_date":"2026-12-25"}"#),
             try F.action("cancel", id: "s2"),
             try F.action("delete", id: "s3"),
@@ -224,14 +237,19 @@ struct TaskFoldTests {
     @Test("open and dismiss after delete are not flagged")
     func openDismissAfterDelete() throws {
         let deleted = try F.task(in: .deleted)
-        let (after, transitions) = F.fold([try F.action("open", id: "o"), try F.action("dismiss", id: "d")], into: deleted)
-        #expect(transitions == [Transition(from: .deleted, to: .deleted, invalid: false),
-                                Transition(from: .deleted, to: .deleted, invalid: false)])
+        let (after, transitions) = F.fold(
+            [try F.action("open", id: "o"), try F.action("dismiss", id: "d")], into: deleted)
+        #expect(
+            transitions == [
+                Transition(from: .deleted, to: .deleted, invalid: false),
+                Transition(from: .deleted, to: .deleted, invalid: false),
+            ])
         #expect(after == deleted)
     }
 
-    @Test("rejected and failed actions change nothing and are not flagged, whatever the action and state",
-          arguments: ["rejected", "failed"])
+    @Test(
+        "rejected and failed actions change nothing and are not flagged, whatever the action and state",
+        arguments: ["rejected", "failed"])
     func rejectedAndFailedChangeNothing(_ outcome: String) throws {
         for state in TaskState.allCases {
             let start = try F.task(in: state)
@@ -242,8 +260,11 @@ struct TaskFoldTests {
                     case .edit: #"{"task_name":"Should not apply","due_date":"2027-01-01"}"#
                     default: nil
                     }
-                let (after, transitions) = F.fold([try F.action(action.rawValue, outcome: outcome, changes: changes)], into: start)
-                #expect(transitions == [Transition(from: state, to: state, invalid: false)], "\(action) \(outcome) from \(state)")
+                let (after, transitions) = F.fold(
+                    [try F.action(action.rawValue, outcome: outcome, changes: changes)], into: start)
+                #expect(
+                    transitions == [Transition(from: state, to: state, invalid: false)],
+                    "\(action) \(outcome) from \(state)")
                 #expect(after == start, "\(action) \(outcome) from \(state)")
             }
         }
@@ -252,13 +273,15 @@ struct TaskFoldTests {
     @Test("accepted open and dismiss never change the state, from any state", arguments: TaskState.allCases)
     func openDismissNeverChangeState(_ state: TaskState) throws {
         let start = try F.task(in: state)
-        let (after, transitions) = F.fold([try F.action("open", id: "o"), try F.action("dismiss", id: "d")], into: start)
+        let (after, transitions) = F.fold(
+            [try F.action("open", id: "o"), try F.action("dismiss", id: "d")], into: start)
         #expect(transitions.allSatisfy { $0 == Transition(from: state, to: state, invalid: false) })
         #expect(after == start)
     }
 
-    @Test("a recurring complete (changes.next_due_date) leaves the task active, adds a completion and moves the due date",
-          arguments: [TaskState.active, .inProgress])
+    @Test(
+        "a recurring complete (changes.next_due_date) leaves the task active, adds a completion and moves the due date",
+        arguments: [TaskState.active, .inProgress])
     func recurringComplete(_ from: TaskState) throws {
         let start = F.fold([try F.notification(custom: #""due_date":"2026-11-25""#)] + (try F.path(to: from))).0
         #expect(start.fields.dueDate == .string("2026-11-25"))
@@ -301,9 +324,11 @@ struct TaskFoldTests {
         let events = [
             try F.notification(
                 id: "0f0f0f0f-0000-4000-8000-000000000001", at: "2026-11-20T08:00:00Z",
-                custom: #""task_name":"Clean gutters","residence_id":12,"residence_name":"Home","due_date":"2026-11-25""#),
-            try F.action("edit", id: "e1", at: "2026-11-20T09:00:00Z",
-                         changes: #"{"task_name":"Clean gutters and drains","due_date":"2026-11-27","priority":"high"}"#),
+                custom:
+                    #""task_name":"Clean gutters","residence_id":12,"residence_name":"Home","due_date":"2026-11-25""#),
+            try F.action(
+                "edit", id: "e1", at: "2026-11-20T09:00:00Z",
+                changes: #"{"task_name":"Clean gutters and drains","due_date":"2026-11-27","priority":"high"}"#),
         ]
         let (afterEdit, _) = F.fold(events)
         #expect(afterEdit.fields.taskName == "Clean gutters and drains")
@@ -322,12 +347,13 @@ struct TaskFoldTests {
         #expect(afterNotification.fields.dueDate == .string("2026-11-27"))
 
         // A rejected (and a failed) edit applies nothing; an accepted one after it does.
-        let (final, _) = F.fold(events + [
-            later,
-            try F.action("edit", outcome: "rejected", id: "e2", changes: #"{"task_name":"Rejected name"}"#),
-            try F.action("edit", outcome: "failed", id: "e3", changes: #"{"residence_name":"Failed"}"#),
-            try F.action("edit", id: "e4", changes: #"{"residence_name":"Maple Street House"}"#),
-        ])
+        let (final, _) = F.fold(
+            events + [
+                later,
+                try F.action("edit", outcome: "rejected", id: "e2", changes: #"{"task_name":"Rejected name"}"#),
+                try F.action("edit", outcome: "failed", id: "e3", changes: #"{"residence_name":"Failed"}"#),
+                try F.action("edit", id: "e4", changes: #"{"residence_name":"Maple Street House"}"#),
+            ])
         #expect(final.fields.taskName == "Gutters (from payload)")
         #expect(final.fields.residenceName == "Maple Street House")
         #expect(final.state == .active)
@@ -337,7 +363,10 @@ struct TaskFoldTests {
     func unknownChangeKeysIgnored() throws {
         let start = F.fold([try F.notification(custom: #""task_name":"Clean gutters","due_date":"2026-11-25""#)]).0
         let (after, transitions) = F.fold(
-            [try F.action("edit", id: "e1", changes: #"{"priority":"high","assignee":{"id":3},"next_due_date":"2027-01-01"}"#)],
+            [
+                try F.action(
+                    "edit", id: "e1", changes: #"{"priority":"high","assignee":{"id":3},"next_due_date":"2027-01-01"}"#)
+            ],
             into: start)
         #expect(transitions == [Transition(from: .active, to: .active, invalid: false)])
         #expect(after.fields == start.fields)

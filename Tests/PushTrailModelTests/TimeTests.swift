@@ -1,8 +1,7 @@
+import TestSupport
 import Testing
 
 @testable import PushTrailModel
-import TestSupport
-
 
 @Suite("Timestamp")
 struct TimestampTests {
@@ -90,7 +89,8 @@ struct TimestampTests {
     @Test(
         "formatting then parsing gives back the same text",
         arguments: [
-            "2026-11-29T10:00:00.000Z", "2024-02-29T23:59:59.999Z", "1999-12-31T23:59:59.001Z", "2000-01-01T00:00:00.000Z",
+            "2026-11-29T10:00:00.000Z", "2024-02-29T23:59:59.999Z", "1999-12-31T23:59:59.001Z",
+            "2000-01-01T00:00:00.000Z",
             "1969-07-20T20:17:40.000Z", "1601-01-01T00:00:00.000Z", "2400-02-29T12:34:56.789Z",
         ])
     func roundTrip(_ text: String) throws {
@@ -100,7 +100,9 @@ struct TimestampTests {
 
     @Test("microsecond output parses back to the same timestamp")
     func roundTripMicroseconds() throws {
-        for micros: Int64 in [0, 1, 999_999, 1_795_946_400_123_456, -1, -62_135_596_800_000_000, 253_402_300_799_999_999] {
+        for micros: Int64 in [
+            0, 1, 999_999, 1_795_946_400_123_456, -1, -62_135_596_800_000_000, 253_402_300_799_999_999,
+        ] {
             let text = Timestamp(microseconds: micros).formatted(fractionDigits: 6)
             #expect(parse(text) == Timestamp(microseconds: micros), "\(text)")
         }
@@ -110,7 +112,8 @@ struct TimestampTests {
     func everyDayRoundTrips() throws {
         // Days after the epoch: 1600-01-01 is -135,140; 2500-12-31 is 193,943; 0001-01-01 is
         // -719,162; 9999-12-31 is 2,932,896.
-        let days = Array(stride(from: Int64(-135_140), through: 193_943, by: 1))
+        let days =
+            Array(stride(from: Int64(-135_140), through: 193_943, by: 1))
             + Array(stride(from: Int64(-719_162), through: 2_932_896, by: 97)) + [2_932_896]
         var failures = 0
         var previous = ""
@@ -128,8 +131,10 @@ struct TimestampTests {
             previous = text
         }
         #expect(failures == 0)
-        #expect(Timestamp(microseconds: -135_140 * Timestamp.microsecondsPerDay).description == "1600-01-01T00:00:00.000Z")
-        #expect(Timestamp(microseconds: 193_943 * Timestamp.microsecondsPerDay).description == "2500-12-31T00:00:00.000Z")
+        #expect(
+            Timestamp(microseconds: -135_140 * Timestamp.microsecondsPerDay).description == "1600-01-01T00:00:00.000Z")
+        #expect(
+            Timestamp(microseconds: 193_943 * Timestamp.microsecondsPerDay).description == "2500-12-31T00:00:00.000Z")
         #expect(previous == "9999-12-31T12:34:56.000Z")
     }
 
@@ -148,16 +153,21 @@ struct TimestampTests {
             return String(repeating: "0", count: max(0, width - s.count)) + s
         }
         for _ in 0..<20_000 {
-            let text = "\(pad(next(10_000), 4))-\(pad(next(14), 2))-\(pad(next(33), 2))T\(pad(next(25), 2)):\(pad(next(61), 2)):"
+            let text =
+                "\(pad(next(10_000), 4))-\(pad(next(14), 2))-\(pad(next(33), 2))T\(pad(next(25), 2)):\(pad(next(61), 2)):"
                 + "\(pad(next(62), 2)).\(pad(next(1000), 3))Z"
             texts.append(Array(text.utf8))
         }
-        for text in ["2024-02-29T23:59:60.999Z", "2023-02-29T00:00:00.000Z", "2000-02-29T00:00:00.000Z", "1900-02-29T00:00:00.000Z",
-            "0000-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z", "2026-11-29T10:00:00.123Z"]
-        {
+        for text in [
+            "2024-02-29T23:59:60.999Z", "2023-02-29T00:00:00.000Z", "2000-02-29T00:00:00.000Z",
+            "1900-02-29T00:00:00.000Z",
+            "0000-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z", "2026-11-29T10:00:00.123Z",
+        ] {
             texts.append(Array(text.utf8))
         }
-        let replacements: [UInt8] = [0x00, 0x20, 0x2D, 0x2E, 0x2F, 0x30, 0x39, 0x3A, 0x3F, 0x40, 0x54, 0x5A, 0x74, 0x7A, 0x96, 0xFF]
+        let replacements: [UInt8] = [
+            0x00, 0x20, 0x2D, 0x2E, 0x2F, 0x30, 0x39, 0x3A, 0x3F, 0x40, 0x54, 0x5A, 0x74, 0x7A, 0x96, 0xFF,
+        ]
         for base in texts.prefix(200) {
             for k in base.indices {
                 for r in replacements where r != base[k] {
@@ -175,7 +185,9 @@ struct TimestampTests {
                 if let t = Timestamp.parseCanonical(b) {
                     fast += 1
                     if t != general { mismatches += 1 }
-                } else if general != nil && b.last == UInt8(ascii: "Z") && b[10] == UInt8(ascii: "T") && b[19] == UInt8(ascii: ".") {
+                } else if general != nil && b.last == UInt8(ascii: "Z") && b[10] == UInt8(ascii: "T")
+                    && b[19] == UInt8(ascii: ".")
+                {
                     mismatches += 1  // a valid time in the output format that the fast path left
                 }
                 if Timestamp.parseRFC3339(b) != general { mismatches += 1 }
@@ -198,7 +210,8 @@ struct TimestampTests {
     func ordering() {
         #expect(utcSeconds(-1) < utcSeconds(0))
         #expect(utcSeconds(1, micros: 1) > utcSeconds(1))
-        #expect([utcSeconds(3), utcSeconds(-5), utcSeconds(1)].sorted() == [utcSeconds(-5), utcSeconds(1), utcSeconds(3)])
+        #expect(
+            [utcSeconds(3), utcSeconds(-5), utcSeconds(1)].sorted() == [utcSeconds(-5), utcSeconds(1), utcSeconds(3)])
     }
 }
 
@@ -264,7 +277,8 @@ struct TimeExpressionTests {
     @Test("a time-only expression refuses @SEQ but takes every time form")
     func parseTime() throws {
         #expect(throws: TimeExpression.Invalid.self) { try TimeExpression.parseTime("@5", now: now) }
-        #expect(try TimeExpression.parseTime("-2h", now: now) == Timestamp(microseconds: now.microseconds - 7_200_000_000))
+        #expect(
+            try TimeExpression.parseTime("-2h", now: now) == Timestamp(microseconds: now.microseconds - 7_200_000_000))
         #expect(try TimeExpression.parseTime("2026-11-29", now: now) == utcSeconds(referenceSeconds - 36_000))
     }
 

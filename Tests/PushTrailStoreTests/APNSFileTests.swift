@@ -41,9 +41,11 @@ struct APNSFileTests {
     func payloadKeepsOrder() throws {
         try withJSON(try line()) { json throws in
             let payload = try #require(json.member(json.root, "payload"))
-            #expect(json.members(payload).map { json.string($0.key) } == ["aps", "task_id", "button_types", "residence_id"])
+            #expect(
+                json.members(payload).map { json.string($0.key) } == ["aps", "task_id", "button_types", "residence_id"])
             #expect(json.rawString(json.member(payload, "residence_id")!) == "1.50e1")
-            let expected = #"{"aps":{"alert":{"title":"Clean  gutters","body":"Due tomorrow"},"category":"TASK_ACTIONABLE"},"task_id":7,"button_types":["edit","complete"],"residence_id":1.50e1}"#
+            let expected =
+                #"{"aps":{"alert":{"title":"Clean  gutters","body":"Due tomorrow"},"category":"TASK_ACTIONABLE"},"task_id":7,"button_types":["edit","complete"],"residence_id":1.50e1}"#
             #expect(try jsonEqual(json.rawString(payload), expected))
         }
     }
@@ -114,7 +116,8 @@ struct APNSFileTests {
         #expect(try decodeEvent(try line(APNSFileTests.file.replacingOccurrences(of: "7", with: "8"))).id != base)
         // The parts are delimited: moving a byte from the user to the time is a different id.
         #expect(
-            APNSFile.derivedID(contents: [], user: "ab", at: "c") != APNSFile.derivedID(contents: [], user: "a", at: "bc"))
+            APNSFile.derivedID(contents: [], user: "ab", at: "c")
+                != APNSFile.derivedID(contents: [], user: "a", at: "bc"))
     }
 
     @Test("an explicit id is used as given")
@@ -140,7 +143,8 @@ struct APNSFileTests {
 struct APNSExportTests {
     @Test("the bundle comes first, then every payload key in order with its value as ingested")
     func export() throws {
-        let payload = #"{ "aps" : { "alert" : "Hi  there" , "badge" : 1 }, "task_id" : 7, "due_date" : "2026-12-01", "n" : 1.50e1 }"#
+        let payload =
+            #"{ "aps" : { "alert" : "Hi  there" , "badge" : 1 }, "task_id" : 7, "due_date" : "2026-12-01", "n" : 1.50e1 }"#
         let raw = Fixture.notification.with("payload", payload).bytes
         let file = try APNSFile.export(event: raw, bundle: "com.example.homeapp")
         #expect(file.last == UInt8(ascii: "\n"))
@@ -156,12 +160,15 @@ struct APNSExportTests {
 
     @Test("an imported file exports back to the same keys and values")
     func importThenExport() throws {
-        let original = #"{"Simulator Target Bundle":"com.example.homeapp","aps":{"alert":{"title":"T","body":"B"},"category":"TASK_ACTIONABLE"},"task_id":7,"button_types":["edit","complete"]}"#
+        let original =
+            #"{"Simulator Target Bundle":"com.example.homeapp","aps":{"alert":{"title":"T","body":"B"},"category":"TASK_ACTIONABLE"},"task_id":7,"button_types":["edit","complete"]}"#
         let line = try APNSFile.eventLine(
             file: Array(original.utf8), user: "u", at: utcSeconds(referenceSeconds), id: nil, topic: nil)
         let exported = try APNSFile.export(event: line, bundle: "com.example.homeapp")
         #expect(try jsonEqual(String(decoding: exported, as: UTF8.self), original))
-        #expect(String(decoding: exported, as: UTF8.self).hasPrefix(#"{"Simulator Target Bundle":"com.example.homeapp","aps":"#))
+        #expect(
+            String(decoding: exported, as: UTF8.self).hasPrefix(
+                #"{"Simulator Target Bundle":"com.example.homeapp","aps":"#))
     }
 
     @Test("a bundle id that needs escaping is written as valid JSON")

@@ -50,11 +50,14 @@ enum AgreementFixtures {
             throw Failure("PUSHTRAIL_GEN_BIN=\(p) is not an executable file")
         }
         if let p = environment["PUSHTRAIL_BIN"], !p.isEmpty {
-            let sibling = URL(fileURLWithPath: p).deletingLastPathComponent().appendingPathComponent("pushtrail-gen").path
+            let sibling = URL(fileURLWithPath: p).deletingLastPathComponent().appendingPathComponent("pushtrail-gen")
+                .path
             if usable(sibling) { return sibling }
         }
         var runners = [URL(fileURLWithPath: CommandLine.arguments[0])]
-        if let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") { runners.append(URL(fileURLWithPath: exe)) }
+        if let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            runners.append(URL(fileURLWithPath: exe))
+        }
         for runner in runners {
             // Linux: .build/debug/pushtrailPackageTests.xctest; macOS: a few levels down a bundle.
             var dir = runner.deletingLastPathComponent()
@@ -98,7 +101,8 @@ enum AgreementFixtures {
         try? errHandle.close()
         guard process.terminationStatus == 0, process.terminationReason == .exit else {
             let err = String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self)
-            throw Failure("pushtrail-gen \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(err)")
+            throw Failure(
+                "pushtrail-gen \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(err)")
         }
     }
 
@@ -232,7 +236,8 @@ struct AgreementTests {
                 continue
             }
             let history = report.history.flatMap(\.findings)
-            let historyKeys = Dictionary(history.map { (AgreementFixtures.Key($0), $0) }, uniquingKeysWith: { a, _ in a })
+            let historyKeys = Dictionary(
+                history.map { (AgreementFixtures.Key($0), $0) }, uniquingKeysWith: { a, _ in a })
             for f in findings {
                 guard let stored = try reader.event(seq: f.seq) else {
                     missingFromTask.append("\(f.code.rawValue)@\(f.seq): no such event")
@@ -264,10 +269,17 @@ struct AgreementTests {
             }
         }
         print("AgreementTests: \(byTask.count) task reports, \(threadReports.count) thread reports for deliveries")
-        #expect(missingFromTask.count == 0, "\(missingFromTask.count) audit findings missing from task reports: \(missingFromTask.prefix(10))")
-        #expect(missingFromThread.count == 0, "\(missingFromThread.count) delivery findings missing from thread reports: \(missingFromThread.prefix(10))")
-        #expect(missingFromAudit.count == 0, "\(missingFromAudit.count) task-history findings missing from the audit: \(missingFromAudit.prefix(10))")
-        #expect(differentText.count == 0, "\(differentText.count) findings read differently: \(differentText.prefix(5))")
+        #expect(
+            missingFromTask.count == 0,
+            "\(missingFromTask.count) audit findings missing from task reports: \(missingFromTask.prefix(10))")
+        #expect(
+            missingFromThread.count == 0,
+            "\(missingFromThread.count) delivery findings missing from thread reports: \(missingFromThread.prefix(10))")
+        #expect(
+            missingFromAudit.count == 0,
+            "\(missingFromAudit.count) task-history findings missing from the audit: \(missingFromAudit.prefix(10))")
+        #expect(
+            differentText.count == 0, "\(differentText.count) findings read differently: \(differentText.prefix(5))")
     }
 
     /// (c) For the threads of the first 200 findings, the thread report's findings are
@@ -291,12 +303,14 @@ struct AgreementTests {
             let actual = report.entries.flatMap(\.findings)
             sampledFindings += actual.count
             if actual != expected {
-                mismatches.append("thread \(thread): " + AgreementFixtures.difference(actual, "thread", expected, "audit"))
+                mismatches.append(
+                    "thread \(thread): " + AgreementFixtures.difference(actual, "thread", expected, "audit"))
             }
         }
         #expect(
             mismatches.count == 0,
-            "\(mismatches.count) of \(threads.count) threads disagree with the audit: \(mismatches.prefix(5).joined(separator: "; "))")
+            "\(mismatches.count) of \(threads.count) threads disagree with the audit: \(mismatches.prefix(5).joined(separator: "; "))"
+        )
         #expect(sampledFindings >= 200)
         print("AgreementTests: \(threads.count) sampled threads with \(sampledFindings) findings")
     }
@@ -328,7 +342,10 @@ struct AgreementTests {
             var q = LogQuery()
             q.taskID = task
             var seqs = Set<UInt64>()
-            try reader.log(q) { seqs.insert($0.seq); return true }
+            try reader.log(q) {
+                seqs.insert($0.seq)
+                return true
+            }
             #expect(!seqs.isEmpty, "task \(task) has no events")
             let expected = audit.filter { seqs.contains($0.seq) }
             let scoped = try reader.audit(q)

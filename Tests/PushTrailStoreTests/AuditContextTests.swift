@@ -31,7 +31,8 @@ struct AuditContextTests {
     func expectDamaged(_ seq: UInt64, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
         let error = #expect(throws: StoreError.self, sourceLocation: sourceLocation) { try body() }
         guard case .damaged(let found, _)? = error else {
-            Issue.record("expected event seq \(seq) damaged, got \(String(describing: error))", sourceLocation: sourceLocation)
+            Issue.record(
+                "expected event seq \(seq) damaged, got \(String(describing: error))", sourceLocation: sourceLocation)
             return
         }
         #expect(found == seq, sourceLocation: sourceLocation)
@@ -74,8 +75,9 @@ struct AuditContextTests {
                 let facts = try context.notification(Fixture.notificationID.lowercased())
                 #expect(facts?.seq == 1)
                 #expect(facts?.device == "tok-1")
-                #expect(try StreamingAuditContext(reader: reader, horizon: nil)
-                    .notification(Fixture.notificationID.lowercased())?.seq == 1)
+                #expect(
+                    try StreamingAuditContext(reader: reader, horizon: nil)
+                        .notification(Fixture.notificationID.lowercased())?.seq == 1)
             }
         }
     }

@@ -42,31 +42,39 @@ struct IndexFieldScannerTests {
         var unregistration: [String?]?
         for (index, key) in Layout.indexEntries(of: event, seq: seq, notificationDevice: { _ in nil }) {
             if index == .unregistered { continue }
-            entries.append(Entry(slot: IndexDigest.slot(index), key: key, value: Layout.indexValue(index, event.at, seq)))
+            entries.append(
+                Entry(slot: IndexDigest.slot(index), key: key, value: Layout.indexValue(index, event.at, seq)))
         }
         if event.declaresTokenDead, let ref = event.referencedNotificationID {
             unregistration = [ref, event.device]
             // And the lookup as `Layout.indexEntries` does it, both ways.
-            let own = Layout.indexEntries(of: event, seq: seq, notificationDevice: { _ in nil }).filter { $0.0 == .unregistered }
+            let own = Layout.indexEntries(of: event, seq: seq, notificationDevice: { _ in nil }).filter {
+                $0.0 == .unregistered
+            }
             precondition(own.map(\.1) == (event.device.map { [Layout.deviceKey($0)] } ?? []))
             let stored = Layout.indexEntries(of: event, seq: seq, notificationDevice: { $0 == ref ? "dev" : nil })
                 .filter { $0.0 == .unregistered }
             precondition(stored.map(\.1) == [Layout.deviceKey("dev")])
         }
-        return Outcome(type: event.type, at: event.at, entries: entries.sorted(by: Entry.lexiSlot), unregistration: unregistration)
+        return Outcome(
+            type: event.type, at: event.at, entries: entries.sorted(by: Entry.lexiSlot), unregistration: unregistration)
     }
 
     static func byScanner(_ line: [UInt8], seq: UInt64, _ scanner: inout IndexFieldScanner) -> Outcome? {
         line.withUnsafeBytes { raw -> Outcome? in
             guard scanner.scan(raw) else { return nil }
             var entries: [Entry] = []
-            scanner.forEachEntry(seq: seq) { slot, key, value in entries.append(Entry(slot: slot, key: Array(key), value: Array(value))) }
+            scanner.forEachEntry(seq: seq) { slot, key, value in
+                entries.append(Entry(slot: slot, key: Array(key), value: Array(value)))
+            }
             var unregistration: [String?]?
             if scanner.isUnregistration {
                 let u = scanner.deferredUnregistration()
                 unregistration = [u.notificationID, u.device]
             }
-            return Outcome(type: scanner.type, at: scanner.at, entries: entries.sorted(by: Entry.lexiSlot), unregistration: unregistration)
+            return Outcome(
+                type: scanner.type, at: scanner.at, entries: entries.sorted(by: Entry.lexiSlot),
+                unregistration: unregistration)
         }
     }
 
@@ -86,7 +94,9 @@ struct IndexFieldScannerTests {
             if got != want {
                 failures += 1
                 if failures <= 5 {
-                    Issue.record("\(source) line \(n + 1): scanner \(got.map { "\($0)" } ?? "failed"), decoder \(want): \(String(decoding: line, as: UTF8.self))")
+                    Issue.record(
+                        "\(source) line \(n + 1): scanner \(got.map { "\($0)" } ?? "failed"), decoder \(want): \(String(decoding: line, as: UTF8.self))"
+                    )
                 }
             }
         }
@@ -106,7 +116,9 @@ struct IndexFieldScannerTests {
     /// The same JSON value written differently: members in reverse order, strings (keys
     /// and values) with every ASCII letter and digit as a `\u` escape and the rest as
     /// short escapes where JSON has them, whitespace between tokens.
-    static func rewrite(_ json: JSONView, _ index: Int, reverse: Bool, escape: Bool, spaces: Bool, into out: inout [UInt8]) {
+    static func rewrite(
+        _ json: JSONView, _ index: Int, reverse: Bool, escape: Bool, spaces: Bool, into out: inout [UInt8]
+    ) {
         let gap: [UInt8] = spaces ? Array(" \t\r\n ".utf8) : []
         switch json.kind(index) {
         case .object:
@@ -174,12 +186,15 @@ struct IndexFieldScannerTests {
 
     @Test("the accepted corpus, Samples/events.ndjson and every other corpus file (rejected lines must not crash it)")
     func corpora() throws {
-        let accepted = try IndexFieldScannerTests.lines(IndexFieldScannerTests.root.appendingPathComponent("Tests/Corpus/accepted.ndjson").path)
+        let accepted = try IndexFieldScannerTests.lines(
+            IndexFieldScannerTests.root.appendingPathComponent("Tests/Corpus/accepted.ndjson").path)
         #expect(IndexFieldScannerTests.check(accepted, "accepted.ndjson") == accepted.count)
-        let samples = try IndexFieldScannerTests.lines(IndexFieldScannerTests.root.appendingPathComponent("Samples/events.ndjson").path)
+        let samples = try IndexFieldScannerTests.lines(
+            IndexFieldScannerTests.root.appendingPathComponent("Samples/events.ndjson").path)
         #expect(IndexFieldScannerTests.check(samples, "Samples/events.ndjson") > 100)
         let corpus = IndexFieldScannerTests.root.appendingPathComponent("Tests/Corpus").path
-        for name in try FileManager.default.contentsOfDirectory(atPath: corpus).sorted() where name.hasSuffix(".ndjson") {
+        for name in try FileManager.default.contentsOfDirectory(atPath: corpus).sorted() where name.hasSuffix(".ndjson")
+        {
             IndexFieldScannerTests.check(try IndexFieldScannerTests.lines(corpus + "/" + name), name)
         }
         // The same events written differently.
@@ -204,14 +219,18 @@ struct IndexFieldScannerTests {
         ].map { Array($0.utf8) }
         var decoder = EventDecoder()
         for line in lines {
-            #expect(throws: Never.self, "\(String(decoding: line, as: UTF8.self))") { _ = try decoder.decodeForFiling(line) }
+            #expect(throws: Never.self, "\(String(decoding: line, as: UTF8.self))") {
+                _ = try decoder.decodeForFiling(line)
+            }
         }
         #expect(IndexFieldScannerTests.check(lines, "hand-written") == lines.count)
         let rewritten = lines.flatMap(IndexFieldScannerTests.variants)
         #expect(IndexFieldScannerTests.check(rewritten, "hand-written rewritten") == rewritten.count)
     }
 
-    @Test("hasUppercase, eight bytes at a time, agrees with a byte-by-byte check: every byte value at every position of 1 to 24 bytes")
+    @Test(
+        "hasUppercase, eight bytes at a time, agrees with a byte-by-byte check: every byte value at every position of 1 to 24 bytes"
+    )
     func uppercaseCheck() {
         for length in 1...24 {
             for position in 0..<length {
@@ -254,7 +273,8 @@ struct IndexFieldScannerTests {
     func generated() throws {
         try withTemporaryDirectory { dir in
             let input = dir + "/events.ndjson"
-            try AgreementFixtures.generate(["--events", "60000", "--seed", "11", "--anomalies", "0.02", "-o", input], in: dir)
+            try AgreementFixtures.generate(
+                ["--events", "60000", "--seed", "11", "--anomalies", "0.02", "-o", input], in: dir)
             let lines = try IndexFieldScannerTests.lines(input)
             #expect(lines.count == 60000)
             #expect(IndexFieldScannerTests.check(lines, "generated") == lines.count)
@@ -266,7 +286,8 @@ struct IndexFieldScannerTests {
             options.noSync = true
             let store = try Store(path: dir + "/store", create: true, options: options)
             let ingest = Ingest(
-                store: store, sources: [.file(input)], options: IngestOptions(), clock: { AgreementFixtures.recordedAt })
+                store: store, sources: [.file(input)], options: IngestOptions(), clock: { AgreementFixtures.recordedAt }
+            )
             let summary = try ingest.run()
             #expect(summary.appended == 60000)
             let report = try store.verify()

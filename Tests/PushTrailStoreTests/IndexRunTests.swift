@@ -13,7 +13,8 @@ struct IndexRunTests {
     static let awkwardKeys: [[UInt8]] = [
         [0], [0, 0], Array("a".utf8), Array("a".utf8) + [0], Array("ab".utf8), Array("ab".utf8) + [0],
         Array("abcdefgh".utf8), Array("abcdefgh".utf8) + [0], Array("abcdefghi".utf8), Array("abcdefgh\u{7f}".utf8),
-        [0xFF], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], Array("task-31523".utf8), Array("task-3152".utf8),
+        [0xFF], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], Array("task-31523".utf8),
+        Array("task-3152".utf8),
         Array("u_ximena_2751".utf8), Array("u_ximena_275".utf8), Array("0f8fad5b-d9cb-469f-a165-70867728950e".utf8),
         Array("0f8fad5b-d9cb-469f-a165-70867728950f".utf8), Array("0f8fad5b-d9cb-469f".utf8),
         Array("abcdefghijklmno".utf8), Array("abcdefghijklmnop".utf8), Array("abcdefghijklmnop".utf8) + [0],
@@ -60,8 +61,10 @@ struct IndexRunTests {
         try withTemporaryDirectory { dir in
             let env = try Environment(path: dir)
             let (direct, runs) = try env.openDatabases { txn in
-                (try env.openDatabase("direct", flags: [.duplicateSort, .duplicateFixed], create: true, in: txn),
-                 try env.openDatabase("runs", flags: [.duplicateSort, .duplicateFixed], create: true, in: txn))
+                (
+                    try env.openDatabase("direct", flags: [.duplicateSort, .duplicateFixed], create: true, in: txn),
+                    try env.openDatabase("runs", flags: [.duplicateSort, .duplicateFixed], create: true, in: txn)
+                )
             }
             var rng = SplitMix(seed: 5)
             // Several transactions, each over what the ones before stored; runs filed
@@ -74,10 +77,14 @@ struct IndexRunTests {
                             let run = IndexRun()
                             for n in 0..<3000 {
                                 seq += 1
-                                let key = n % 3 == 0 ? Self.awkwardKeys[Int(rng.next() % UInt64(Self.awkwardKeys.count))]
+                                let key =
+                                    n % 3 == 0
+                                    ? Self.awkwardKeys[Int(rng.next() % UInt64(Self.awkwardKeys.count))]
                                     : Array("key-\(rng.next() % 400)".utf8)
                                 try key.withUnsafeBytes { k in
-                                    _ = try withUnsafeBytes(of: seq.bigEndian) { try directCursor.put(k, $0, flags: .appendDuplicate) }
+                                    _ = try withUnsafeBytes(of: seq.bigEndian) {
+                                        try directCursor.put(k, $0, flags: .appendDuplicate)
+                                    }
                                     run.add(k, seq: seq)
                                 }
                                 if n % (500 + round * 300) == 499 { try run.file(through: runCursor, duplicates: true) }
@@ -94,7 +101,9 @@ struct IndexRunTests {
         }
     }
 
-    @Test("a plain database filed in runs holds every new key once; a key filed twice is an error, not a silent overwrite")
+    @Test(
+        "a plain database filed in runs holds every new key once; a key filed twice is an error, not a silent overwrite"
+    )
     func uniqueKeys() throws {
         try Self.withPlainDatabase { env, db in
             var keys = Self.awkwardKeys + (0..<2000).map { Array("a-4cb8e3da-\($0)".utf8) }
@@ -113,7 +122,9 @@ struct IndexRunTests {
         }
     }
 
-    @Test("a run with lookup finds every key added since it was last filed, whatever its table has grown to, and no other")
+    @Test(
+        "a run with lookup finds every key added since it was last filed, whatever its table has grown to, and no other"
+    )
     func lookup() throws {
         try Self.withPlainDatabase { env, db in
             let run = IndexRun(lookup: true)
@@ -125,7 +136,8 @@ struct IndexRunTests {
             }
             #expect(keys.enumerated().allSatisfy { seq($0.element) == UInt64($0.offset + 1) })
             // Absent keys, some a prefix or an extension of a present one.
-            for absent in [Array("n-5000".utf8), Array("n-".utf8), Array("n-10".utf8) + [0], Array("abcdefg".utf8), []] {
+            for absent in [Array("n-5000".utf8), Array("n-".utf8), Array("n-10".utf8) + [0], Array("abcdefg".utf8), []]
+            {
                 #expect(seq(absent) == nil, "\(absent)")
             }
             try env.write { txn in try txn.withCursor(db) { try run.file(through: $0, duplicates: false) } }

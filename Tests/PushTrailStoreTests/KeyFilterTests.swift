@@ -45,8 +45,11 @@ struct KeyFilterTests {
             changed[i] ^= 1
             hashes.insert(changed.withUnsafeBytes { KeyFilter.hash($0) })
         }
-        for n in 0...uuid.count { hashes.insert(uuid.prefix(n).withUnsafeBytes { KeyFilter.hash(UnsafeRawBufferPointer($0)) }) }
-        hashes.insert([UInt8](repeating: 0, count: 3).withUnsafeBytes { KeyFilter.hash($0) })  // zeros are not the empty key
+        for n in 0...uuid.count {
+            hashes.insert(uuid.prefix(n).withUnsafeBytes { KeyFilter.hash(UnsafeRawBufferPointer($0)) })
+        }
+        // Zeros are not the empty key.
+        hashes.insert([UInt8](repeating: 0, count: 3).withUnsafeBytes { KeyFilter.hash($0) })
         #expect(hashes.count == uuid.count + uuid.count + 1 + 1)
     }
 }

@@ -8,7 +8,9 @@ import Testing
 @Suite("Line reader")
 struct LineReaderTests {
     /// Every line of `content` read from a file with the given reader settings.
-    func readLines(_ content: [UInt8], chunkSize: Int = 1 << 20, maxKept: Int = 16 << 20) throws -> (lines: [InputLine], bytesRead: Int) {
+    func readLines(_ content: [UInt8], chunkSize: Int = 1 << 20, maxKept: Int = 16 << 20) throws -> (
+        lines: [InputLine], bytesRead: Int
+    ) {
         try withTemporaryDirectory { dir throws in
             let path = dir + "/input.ndjson"
             try writeFile(path, content)

@@ -14,7 +14,8 @@ import Testing
             }
             let base = 0x7f02_5be0_0000
             let end = 0x7f03_2000_0000
-            let good = "7f025be00000-7f0320000000 rw-s 00000000 fd:01 1234567                    /tmp/a b/store/data.mdb"
+            let good =
+                "7f025be00000-7f0320000000 rw-s 00000000 fd:01 1234567                    /tmp/a b/store/data.mdb"
             #expect(range(good, base)! == (base, end))
             #expect(range(good, end - 1)! == (base, end))
             #expect(range(good, end) == nil)
@@ -69,7 +70,11 @@ import Testing
                     other.advance(to: mapping.start + 4096, usedBytes: used)
                     other.populate()
                     if let range = other.lastPopulated { #expect(range.lowerBound >= mapping.start + used) }
-                    #expect(other.populatedBytes == max(0, min(mapping.start + 4096 + MapPrefaulter.ahead, mapping.end) - (mapping.start + used)))
+                    #expect(
+                        other.populatedBytes
+                            == max(
+                                0, min(mapping.start + 4096 + MapPrefaulter.ahead, mapping.end) - (mapping.start + used)
+                            ))
                 }
                 // Paused: the map may move now.
                 let before = prefaulter.populatedBytes

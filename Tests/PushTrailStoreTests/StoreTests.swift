@@ -28,10 +28,10 @@ func withStore<R>(_ body: (Store, String) throws -> R) throws -> R {
     }
 }
 
-fileprivate func be64(_ v: UInt64) -> [UInt8] { withUnsafeBytes(of: v.bigEndian) { Array($0) } }
+private func be64(_ v: UInt64) -> [UInt8] { withUnsafeBytes(of: v.bigEndian) { Array($0) } }
 
 /// A signed time as the store orders it: sign bit flipped, big-endian.
-fileprivate func orderedBE(_ t: Timestamp) -> [UInt8] { be64(UInt64(bitPattern: t.microseconds) ^ 0x8000_0000_0000_0000) }
+private func orderedBE(_ t: Timestamp) -> [UInt8] { be64(UInt64(bitPattern: t.microseconds) ^ 0x8000_0000_0000_0000) }
 
 /// The timeline the store tests share, appended in this order (seq 1…4) with `at`
 /// deliberately out of order.
@@ -146,13 +146,19 @@ struct StoreTests {
             try appendTimeline(store)
             let all = try store.read { reader throws in
                 var seqs: [UInt64] = []
-                try reader.forEachEvent { seqs.append($0.seq); return true }
+                try reader.forEachEvent {
+                    seqs.append($0.seq)
+                    return true
+                }
                 return seqs
             }
             #expect(all == [1, 2, 3, 4])
             let fromTwoStoppingAtThree = try store.read { reader throws in
                 var seqs: [UInt64] = []
-                try reader.forEachEvent(from: 2) { seqs.append($0.seq); return $0.seq < 3 }
+                try reader.forEachEvent(from: 2) {
+                    seqs.append($0.seq)
+                    return $0.seq < 3
+                }
                 return seqs
             }
             #expect(fromTwoStoppingAtThree == [2, 3])
@@ -217,42 +223,60 @@ struct StoreTests {
             switch i % 3 {
             case 0:
                 lines.append(
-                    Fixture.notification.with("id", jsonString("N-\(i)")).with("at", at).with("user", jsonString("user-\(i % 4)"))
-                        .with("payload", #"{"aps":{"thread-id":"task-\#(i % 5)"},"task_id":\#(i % 5)}"#))
+                    Fixture.notification.with("id", jsonString("N-\(i)")).with("at", at).with(
+                        "user", jsonString("user-\(i % 4)")
+                    )
+                    .with("payload", #"{"aps":{"thread-id":"task-\#(i % 5)"},"task_id":\#(i % 5)}"#))
             case 1:
                 lines.append(
-                    Fixture.action.with("id", jsonString("a-\(i)")).with("at", at).with("user", jsonString("user-\(i % 4)"))
-                        .with("task_id", "\(i % 5)").with("notification_id", jsonString("n-\(i - 1)")))
+                    Fixture.action.with("id", jsonString("a-\(i)")).with("at", at).with(
+                        "user", jsonString("user-\(i % 4)")
+                    )
+                    .with("task_id", "\(i % 5)").with("notification_id", jsonString("n-\(i - 1)")))
             default:
                 lines.append(
-                    Fixture.delivery.with("id", jsonString("d-\(i)")).with("at", at).with("user", jsonString("user-\(i % 4)"))
-                        .with("notification_id", jsonString("N-\(i - 2)")))
+                    Fixture.delivery.with("id", jsonString("d-\(i)")).with("at", at).with(
+                        "user", jsonString("user-\(i % 4)")
+                    )
+                    .with("notification_id", jsonString("N-\(i - 2)")))
             }
         }
         try withStore { store, _ throws in
-            #expect(try store.append(lines.map(pendingEvent), recordedAt: fixedClock).allSatisfy { if case .appended = $0 { true } else { false } })
+            #expect(
+                try store.append(lines.map(pendingEvent), recordedAt: fixedClock).allSatisfy {
+                    if case .appended = $0 { true } else { false }
+                })
             let events = try lines.map(decodeEvent)
             func expected(_ names: (Event) -> [UInt8]?, _ key: [UInt8]) -> [Position] {
-                events.enumerated().filter { names($0.element) == key }.map { Position(at: $0.element.at, seq: UInt64($0.offset + 1)) }.sorted()
+                events.enumerated().filter { names($0.element) == key }.map {
+                    Position(at: $0.element.at, seq: UInt64($0.offset + 1))
+                }.sorted()
             }
             try store.read { reader throws in
                 #expect(try reader.positions(.time, key: Layout.timeKey) == expected({ _ in [0] }, [0]))
                 for user in Set(events.map(\.user)) {
                     let key = Array(user.utf8)
-                    #expect(try reader.positions(.users, key: key) == expected({ Array($0.user.utf8) }, key), "user \(user)")
+                    #expect(
+                        try reader.positions(.users, key: key) == expected({ Array($0.user.utf8) }, key), "user \(user)"
+                    )
                 }
                 for task in Set(events.compactMap(\.taskID)) {
                     let key = Layout.taskKey(task)
-                    #expect(try reader.positions(.tasks, key: key) == expected({ $0.taskID.map(Layout.taskKey) }, key), "task \(task)")
+                    #expect(
+                        try reader.positions(.tasks, key: key) == expected({ $0.taskID.map(Layout.taskKey) }, key),
+                        "task \(task)")
                 }
                 for thread in Set(events.compactMap(\.threadID)) {
                     let key = Array(thread.utf8)
-                    #expect(try reader.positions(.threads, key: key) == expected({ $0.threadID.map { Array($0.utf8) } }, key), "thread \(thread)")
+                    #expect(
+                        try reader.positions(.threads, key: key)
+                            == expected({ $0.threadID.map { Array($0.utf8) } }, key), "thread \(thread)")
                 }
                 for ref in Set(events.compactMap(\.referencedNotificationID)) {
                     let key = Array(ref.utf8)
                     #expect(
-                        try reader.positions(.refs, key: key) == expected({ $0.referencedNotificationID.map { Array($0.utf8) } }, key),
+                        try reader.positions(.refs, key: key)
+                            == expected({ $0.referencedNotificationID.map { Array($0.utf8) } }, key),
                         "ref \(ref)")
                 }
             }
@@ -274,7 +298,8 @@ struct StoreTests {
             let positions = try store.read { try $0.positions(.tasks, key: Layout.taskKey(7)) }
             #expect(positions.count == count)
             #expect(positions == positions.sorted())
-            #expect(positions.first == Position(at: utcSeconds(referenceSeconds - Int64(count - 1)), seq: UInt64(count)))
+            #expect(
+                positions.first == Position(at: utcSeconds(referenceSeconds - Int64(count - 1)), seq: UInt64(count)))
         }
     }
 
@@ -285,7 +310,8 @@ struct StoreTests {
             #expect(try store.append([pendingEvent(original)], recordedAt: fixedClock) == [.appended(1)])
             let headBefore = try store.read { try $0.head() }
             // Reversed keys, spaces and a line break outside strings, and 1.0 written as 10e-1.
-            let reordered = "{ "
+            let reordered =
+                "{ "
                 + original.with("extra", "10e-1").members.reversed().map { "\"\($0.0)\" : \($0.1)" }
                 .joined(separator: " ,\n ") + " }"
             #expect(try store.append([pendingEvent(raw: reordered)], recordedAt: fixedClock) == [.duplicate(1)])
@@ -352,8 +378,14 @@ struct StoreTests {
             #expect(try store.append([pendingEvent(precomposed)], recordedAt: fixedClock) == [.appended(1)])
             #expect(try store.append([pendingEvent(decomposed)], recordedAt: fixedClock) == [.conflict(1)])
             // The same holds for an action, whose id is compared exactly.
-            #expect(try store.append([pendingEvent(Fixture.action.with("caf\u{e9}", "1"))], recordedAt: fixedClock) == [.appended(2)])
-            #expect(try store.append([pendingEvent(Fixture.action.with("cafe\u{301}", "1"))], recordedAt: fixedClock) == [.conflict(2)])
+            #expect(
+                try store.append([pendingEvent(Fixture.action.with("caf\u{e9}", "1"))], recordedAt: fixedClock) == [
+                    .appended(2)
+                ])
+            #expect(
+                try store.append([pendingEvent(Fixture.action.with("cafe\u{301}", "1"))], recordedAt: fixedClock) == [
+                    .conflict(2)
+                ])
         }
     }
 
@@ -361,7 +393,8 @@ struct StoreTests {
     func duplicateInBatch() throws {
         try withStore { store, _ throws in
             let outcomes = try store.append(
-                [pendingEvent(Fixture.action), pendingEvent(Fixture.delivery), pendingEvent(Fixture.action)], recordedAt: fixedClock)
+                [pendingEvent(Fixture.action), pendingEvent(Fixture.delivery), pendingEvent(Fixture.action)],
+                recordedAt: fixedClock)
             #expect(outcomes == [.appended(1), .appended(2), .duplicate(1)])
         }
     }
@@ -376,7 +409,8 @@ struct StoreTests {
                 _ = try store.append([pendingEvent(line)], recordedAt: fixedClock)
                 let event = try decodeEvent(line)
                 // record(n) = seq (8 bytes BE) ‖ type ‖ recorded_at ‖ at ‖ the raw line.
-                let record = be64(seq) + [event.type.rawValue] + orderedBE(recordedAt) + orderedBE(event.at) + line.bytes
+                let record =
+                    be64(seq) + [event.type.rawValue] + orderedBE(recordedAt) + orderedBE(event.at) + line.bytes
                 previous = (previous + record).withUnsafeBytes { SHA256.digest($0) }
                 let head = try store.read { try $0.head() }
                 #expect(head.seq == seq)
@@ -396,9 +430,10 @@ struct StoreTests {
             return try store.read { try $0.head() }
         }
         let batch = try withStore { store, _ throws in
-            #expect(try store.append(Timeline.lines.map(pendingEvent), recordedAt: fixedClock) == [
-                .appended(1), .appended(2), .appended(3), .appended(4),
-            ])
+            #expect(
+                try store.append(Timeline.lines.map(pendingEvent), recordedAt: fixedClock) == [
+                    .appended(1), .appended(2), .appended(3), .appended(4),
+                ])
             return try store.read { try $0.head() }
         }
         #expect(single == batch)
@@ -467,7 +502,9 @@ struct StoreTests {
                 let key = be64(2)
                 var value = try #require(try store.events.get(key, in: txn).map { Array($0) })
                 let raw = String(decoding: value[Layout.eventHeaderSize...], as: UTF8.self)
-                value.replaceSubrange(Layout.eventHeaderSize..., with: Array(raw.replacingOccurrences(of: "complete", with: "cancel").utf8))
+                value.replaceSubrange(
+                    Layout.eventHeaderSize...,
+                    with: Array(raw.replacingOccurrences(of: "complete", with: "cancel").utf8))
                 try store.events.put(key, value, in: txn)
             }
             let report = try store.verify()
@@ -489,7 +526,9 @@ struct StoreTests {
                 let value = try txn.withCursor(users) { cursor throws -> [UInt8]? in
                     var entry = try key.withUnsafeBytes { try cursor.find($0) }
                     while let (_, v) = entry {
-                        if v.count >= 8, UInt64(bigEndian: v.loadUnaligned(fromByteOffset: v.count - 8, as: UInt64.self)) == 3 {
+                        if v.count >= 8,
+                            UInt64(bigEndian: v.loadUnaligned(fromByteOffset: v.count - 8, as: UInt64.self)) == 3
+                        {
                             return Array(v)
                         }
                         entry = try cursor.nextDuplicate()
@@ -517,7 +556,10 @@ struct StoreTests {
                 for line in order { _ = try store.append([pendingEvent(line)], recordedAt: fixedClock) }
                 let goneSeq = UInt64(order.firstIndex { $0.text == gone.text }! + 1)
                 try store.read { reader throws in
-                    #expect(try reader.positions(.unregistered, key: Layout.deviceKey("tok-9")) == [Position(at: goneAt, seq: goneSeq)])
+                    #expect(
+                        try reader.positions(.unregistered, key: Layout.deviceKey("tok-9")) == [
+                            Position(at: goneAt, seq: goneSeq)
+                        ])
                 }
                 #expect(try store.verify().ok)
             }
@@ -534,7 +576,8 @@ struct StoreTests {
                 let goneSeq = UInt64(order.firstIndex { $0.text == gone.text }! + 1)
                 try store.read { reader throws in
                     // The 410 retires the device of the notification it answers.
-                    #expect(try reader.positions(.unregistered, key: Layout.deviceKey("tok-other")).map(\.seq) == [goneSeq])
+                    #expect(
+                        try reader.positions(.unregistered, key: Layout.deviceKey("tok-other")).map(\.seq) == [goneSeq])
                     #expect(try reader.positions(.unregistered, key: Layout.deviceKey("tok-own")).isEmpty)
                 }
                 #expect(try store.verify().ok)

@@ -1,7 +1,6 @@
 import Foundation
-import Testing
-
 import PushTrailModel
+import Testing
 
 /// Runs `body` with a fresh private directory (mode 0700, whatever the umask) that is
 /// removed afterwards.

@@ -8,8 +8,10 @@ enum AuditCommand: Command {
         summary: "Check what was sent against what was true (findings: docs/AUDIT.md); exit 1 when there are any.",
         usage: ["audit [FILTERS] [--code CODE]… [--json]"],
         options: LogFilters.options + [
-            .option("code", "CODE", "only this finding code (repeatable)", completion: .choices(FindingCode.allCases.map(\.rawValue)),
-                    repeatable: true),
+            .option(
+                "code", "CODE", "only this finding code (repeatable)",
+                completion: .choices(FindingCode.allCases.map(\.rawValue)),
+                repeatable: true),
             OutputFormat.jsonFlag("print {\"findings\": […], \"counts\": {…}}"),
         ],
         discussion: """
@@ -50,8 +52,10 @@ enum AuditCommand: Command {
         let progress = ProgressLine(context.stderr, enabled: !options.json)
         let tokens = context.tokens(arguments)
         let (findings, head) = try store.read { reader in
-            (try reader.audit(q, codes: codes) { n in progress.update("audit: \(grouped(n)) events") },
-             try reader.head().seq)
+            (
+                try reader.audit(q, codes: codes) { n in progress.update("audit: \(grouped(n)) events") },
+                try reader.head().seq
+            )
         }
         progress.clear()
         var counts: [FindingCode: Int] = [:]
@@ -68,14 +72,20 @@ enum AuditCommand: Command {
             if findings.isEmpty {
                 context.stdout.line(style.green("no findings") + " (as of @\(head))")
             } else {
-                context.stdout.line(style.bold("\(grouped(findings.count)) finding\(findings.count == 1 ? "" : "s")") + " (as of @\(head))")
+                context.stdout.line(
+                    style.bold("\(grouped(findings.count)) finding\(findings.count == 1 ? "" : "s")")
+                        + " (as of @\(head))")
                 let width = (present.map(\.rawValue.count).max() ?? 0) + 2
-                for code in present { context.stdout.line("  " + code.rawValue.padding(width) + grouped(counts[code]!)) }
+                for code in present {
+                    context.stdout.line("  " + code.rawValue.padding(width) + grouped(counts[code]!))
+                }
                 for code in present {
                     context.stdout.line()
                     context.stdout.line(style.yellow(code.rawValue) + " (\(counts[code]!))")
                     for f in findings where f.code == code {
-                        context.stdout.wrappedLine("  \(f.at)  " + style.dim("#\(f.seq)".padding(6)) + " " + f.message(tokens: tokens), indent: "        ")
+                        context.stdout.wrappedLine(
+                            "  \(f.at)  " + style.dim("#\(f.seq)".padding(6)) + " " + f.message(tokens: tokens),
+                            indent: "        ")
                     }
                 }
             }

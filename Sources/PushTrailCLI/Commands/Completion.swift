@@ -82,7 +82,8 @@ enum CompletionCommand: Command {
             out += "            operands=\"\(bashAction(spec.operandCompletion))\"\n"
             out += "            case \"$prev\" in\n"
             for option in spec.options where option.value != nil {
-                out += "                \(words(option).joined(separator: "|"))) \(bashReply(option.completion)); return ;;\n"
+                out +=
+                    "                \(words(option).joined(separator: "|"))) \(bashReply(option.completion)); return ;;\n"
             }
             out += "            esac\n"
             out += "            ;;\n"
@@ -172,7 +173,8 @@ enum CompletionCommand: Command {
             }
             switch spec.operandCompletion {
             case .file, .directory: out += "                '*:file:_files'\n"
-            case .choices(let c): out += "                '1:\(spec.operands ?? "value"):(\(c.joined(separator: " ")))'\n"
+            case .choices(let c):
+                out += "                '1:\(spec.operands ?? "value"):(\(c.joined(separator: " ")))'\n"
             case .none: out += "                '*: :'\n"
             }
             out += "            ;;\n"
@@ -280,7 +282,9 @@ enum ManpageCommand: Command {
                 out += ".TP\n.B \(roff(option.signature))\n\(roff(option.help))\n"
             }
             if !spec.discussion.isEmpty {
-                out += ".PP\n" + spec.discussion.split(separator: "\n").map { roff(String($0)) }.joined(separator: "\n") + "\n"
+                out +=
+                    ".PP\n" + spec.discussion.split(separator: "\n").map { roff(String($0)) }.joined(separator: "\n")
+                    + "\n"
             }
         }
         out += ".SH GLOBAL OPTIONS\n"

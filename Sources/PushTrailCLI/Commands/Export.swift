@@ -21,7 +21,9 @@ enum ExportCommand: Command {
             .option("thread", "ID", "the latest notification of this thread (at or before --at)"),
             .option("task", "N", "the latest notification for this task (at or before --at)"),
             AsOfOption.spec,
-            .option("output", short: "o", "PATH", "where to write (- for standard output; default <thread-or-task>-<seq>.apns)", completion: .file),
+            .option(
+                "output", short: "o", "PATH",
+                "where to write (- for standard output; default <thread-or-task>-<seq>.apns)", completion: .file),
             .option("bundle", "ID", "the app bundle id (default: the event's topic, else $PUSHTRAIL_BUNDLE)"),
             .flag("all", "every notification of the thread or task, as numbered files in --dir"),
             .option("dir", "DIR", "the folder for --all (created 0700 if missing)", completion: .directory),
@@ -57,17 +59,25 @@ enum ExportCommand: Command {
 
     /// Exactly one selection; `--all` only with `--dir`, without `-o`, for a thread or task; then `--at`.
     static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
-        let selectors = [arguments.operands.isEmpty ? nil : "EVENT_ID", arguments.value("thread").map { _ in "--thread" },
-                         arguments.value("task").map { _ in "--task" }].compactMap { $0 }
+        let selectors = [
+            arguments.operands.isEmpty ? nil : "EVENT_ID", arguments.value("thread").map { _ in "--thread" },
+            arguments.value("task").map { _ in "--task" },
+        ].compactMap { $0 }
         guard selectors.count == 1 else {
-            throw UsageError(selectors.isEmpty ? "name what to export: EVENT_ID, --thread ID or --task N"
-                                               : "give only one of \(selectors.joined(separator: ", "))", command: "export")
+            throw UsageError(
+                selectors.isEmpty
+                    ? "name what to export: EVENT_ID, --thread ID or --task N"
+                    : "give only one of \(selectors.joined(separator: ", "))", command: "export")
         }
         if arguments.operands.count > 1 { throw UsageError("name one event id", command: "export") }
         let all = arguments.flag("all")
         if all && arguments.value("dir") == nil { throw UsageError("--all needs --dir DIR", command: "export") }
-        if all && arguments.value("output") != nil { throw UsageError("--all writes to --dir, not -o", command: "export") }
-        if all && !arguments.operands.isEmpty { throw UsageError("--all goes with --thread or --task", command: "export") }
+        if all && arguments.value("output") != nil {
+            throw UsageError("--all writes to --dir, not -o", command: "export")
+        }
+        if all && !arguments.operands.isEmpty {
+            throw UsageError("--all goes with --thread or --task", command: "export")
+        }
         let selection: Selection
         if let taskID = try TaskIDOption.parse(arguments) {
             selection = .task(taskID)
@@ -95,7 +105,9 @@ enum ExportCommand: Command {
                 }
                 let event = try stored.decode()
                 guard event.type == .notification else {
-                    throw CommandError.notFound("event \(id) is a\(event.type == .action ? "n" : "") \(event.type), not a notification: only notifications export")
+                    throw CommandError.notFound(
+                        "event \(id) is a\(event.type == .action ? "n" : "") \(event.type), not a notification: only notifications export"
+                    )
                 }
                 let stem = event.threadID ?? event.taskID.map { "task-\($0)" } ?? "notification"
                 return ([LoadedEvent(stored: stored, event: event)], stem)
@@ -115,7 +127,8 @@ enum ExportCommand: Command {
             }
             let notifications = events.filter { $0.event.type == .notification }
             guard let last = notifications.last else {
-                throw CommandError.notFound("no notification for \(what)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
+                throw CommandError.notFound(
+                    "no notification for \(what)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
             }
             return (all ? notifications : [last], stem)
         }
@@ -137,7 +150,9 @@ enum ExportCommand: Command {
         let loaded = chosen[0]
         let output = options.output ?? SafeFileName.apns(stem: stem, seq: loaded.seq)
         try write(loaded, bundle: bundle, to: output, force: options.force, context)
-        if output != "-" { context.stderr.line("pushtrail: wrote \(output) (notification \(loaded.event.id), seq \(loaded.seq))") }
+        if output != "-" {
+            context.stderr.line("pushtrail: wrote \(output) (notification \(loaded.event.id), seq \(loaded.seq))")
+        }
         return ExitStatus.success
     }
 
@@ -160,7 +175,8 @@ enum ExportCommand: Command {
     static func write(
         _ loaded: LoadedEvent, bundle: (LoadedEvent) -> String?, to path: String, force: Bool, _ context: Context
     ) throws {
-        let bytes = try payload(loaded, bundle: bundle(loaded)!, shownAs: path == "-" ? "standard output" : path, context)
+        let bytes = try payload(
+            loaded, bundle: bundle(loaded)!, shownAs: path == "-" ? "standard output" : path, context)
         if path == "-" {
             context.stdout.write(bytes: bytes)
             return
@@ -173,7 +189,9 @@ enum ExportCommand: Command {
     /// The `.apns` bytes of a notification, warning on stderr (as `name`) when simctl
     /// would refuse them (over 4096 bytes) or show no buttons (a category the app does
     /// not register). `replay` pushes the same bytes.
-    static func payload(_ loaded: LoadedEvent, bundle: String, shownAs name: String, _ context: Context) throws -> [UInt8] {
+    static func payload(_ loaded: LoadedEvent, bundle: String, shownAs name: String, _ context: Context) throws
+        -> [UInt8]
+    {
         let bytes = try APNSFile.export(event: loaded.stored.raw, bundle: bundle)
         if bytes.count > 4096 {
             context.warn("\(name) is \(bytes.count) bytes, over the 4096 bytes xcrun simctl push accepts")
@@ -181,7 +199,9 @@ enum ExportCommand: Command {
         let category = loaded.event.notification?.category
         if Category(rawValue: category ?? "") == nil {
             let known = Category.allCases.map(\.rawValue).joined(separator: ", ")
-            context.warn("category \(category.map { "\"\(Render.oneLine($0))\"" } ?? "(none)") is not one the app registers (\(known)): the simulator will show no action buttons")
+            context.warn(
+                "category \(category.map { "\"\(Render.oneLine($0))\"" } ?? "(none)") is not one the app registers (\(known)): the simulator will show no action buttons"
+            )
         }
         return bytes
     }
@@ -190,11 +210,16 @@ enum ExportCommand: Command {
         var st = stat()
         if lstat(dir, &st) == 0 {
             if (st.st_mode & S_IFMT) == S_IFLNK {
-                throw CommandError.io("\(dir) is a symbolic link: refusing to write through it; pass the real directory")
+                throw CommandError.io(
+                    "\(dir) is a symbolic link: refusing to write through it; pass the real directory")
             }
-            guard (st.st_mode & S_IFMT) == S_IFDIR else { throw CommandError.io("\(dir) exists and is not a directory") }
+            guard (st.st_mode & S_IFMT) == S_IFDIR else {
+                throw CommandError.io("\(dir) exists and is not a directory")
+            }
             return
         }
-        guard mkdir(dir, 0o700) == 0 else { throw CommandError.io("cannot create \(dir): \(String(cString: strerror(errno)))") }
+        guard mkdir(dir, 0o700) == 0 else {
+            throw CommandError.io("cannot create \(dir): \(String(cString: strerror(errno)))")
+        }
     }
 }

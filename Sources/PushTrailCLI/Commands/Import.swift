@@ -91,7 +91,8 @@ enum ImportCommand: Command {
                 fail(path, CommandError.data(InvalidEvent.from(error).reason))
                 continue
             }
-            let outcome = try store.append([PendingEvent(event: event, raw: line, source: path)], recordedAt: context.clock)[0]
+            let outcome = try store.append(
+                [PendingEvent(event: event, raw: line, source: path)], recordedAt: context.clock)[0]
             let (word, seq): (String, UInt64) = {
                 switch outcome {
                 case .appended(let s): ("appended", s)
@@ -100,13 +101,18 @@ enum ImportCommand: Command {
                 }
             }()
             if case .conflict = outcome {
-                fail(path, CommandError.data(
-                    "id \(event.id) is already stored as seq \(seq) with different content; pass another --id"))
+                fail(
+                    path,
+                    CommandError.data(
+                        "id \(event.id) is already stored as seq \(seq) with different content; pass another --id"))
             }
             if options.json {
                 context.stdout.line(
-                    JSONValue.object([("file", .string(path)), ("id", .string(event.id)), ("seq", .uint(seq)), ("outcome", .string(word))])
-                        .serialized())
+                    JSONValue.object([
+                        ("file", .string(path)), ("id", .string(event.id)), ("seq", .uint(seq)),
+                        ("outcome", .string(word)),
+                    ])
+                    .serialized())
             } else if case .appended = outcome {
                 context.stdout.line("\(path): notification \(event.id) stored as seq \(seq)")
             } else if case .duplicate = outcome {
@@ -135,7 +141,9 @@ enum ImportCommand: Command {
 
     static func modificationTime(_ path: String) throws -> Timestamp {
         var st = stat()
-        guard stat(path, &st) == 0 else { throw CommandError.io("cannot read \(path): \(String(cString: strerror(errno)))") }
+        guard stat(path, &st) == 0 else {
+            throw CommandError.io("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
         #if canImport(Darwin)
             let ts = st.st_mtimespec
         #else

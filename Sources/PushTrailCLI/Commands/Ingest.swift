@@ -14,7 +14,9 @@ enum IngestCommand: Command {
         summary: "Append NDJSON events (docs/EVENTS.md) from files or standard input to the store.",
         usage: ["ingest [FILE…] [--rejects PATH [--force]] [--strict] [--json]"],
         options: [
-            .option("rejects", "PATH", "also write each rejected line, byte for byte, to PATH (created 0600)", completion: .file),
+            .option(
+                "rejects", "PATH", "also write each rejected line, byte for byte, to PATH (created 0600)",
+                completion: .file),
             .flag("force", "let --rejects overwrite an existing file"),
             .flag("strict", "all or nothing: at the first bad line, store nothing of this run"),
             OutputFormat.jsonFlag("print the summary as JSON"),
@@ -48,7 +50,8 @@ enum IngestCommand: Command {
 
     /// The sources (none is standard input); `-` may be named once.
     static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
-        let sources: [InputSource] = arguments.operands.isEmpty
+        let sources: [InputSource] =
+            arguments.operands.isEmpty
             ? [.standardInput]
             : arguments.operands.map { $0 == "-" ? .standardInput : .file($0) }
         if sources.filter({ $0.path == nil }).count > 1 {

@@ -69,11 +69,17 @@ enum LogCommand: Command {
                 // The last N in timeline order: walk back from the newest.
                 var found: [LoadedEvent] = []
                 if limit > 0 {
-                    try reader.log(q, reverse: true) { found.append($0); return found.count < limit }
+                    try reader.log(q, reverse: true) {
+                        found.append($0)
+                        return found.count < limit
+                    }
                 }
                 for loaded in reverse ? found : found.reversed() { print(loaded) }
             } else {
-                try reader.log(q, reverse: reverse) { print($0); return !context.stdout.brokenPipe }
+                try reader.log(q, reverse: reverse) {
+                    print($0)
+                    return !context.stdout.brokenPipe
+                }
             }
         }
         try context.stdout.flush()
@@ -121,7 +127,9 @@ enum LogCommand: Command {
             return
         }
         let e = loaded.event
-        var line = e.at.description + "  " + style.dim(("#" + String(loaded.seq)).padding(6)) + " " + Render.oneLine(e.user).padding(10)
+        var line =
+            e.at.description + "  " + style.dim(("#" + String(loaded.seq)).padding(6)) + " "
+            + Render.oneLine(e.user).padding(10)
         if let t = e.taskID { line += " " + ("task " + String(t)).padding(10) } else { line += "           " }
         line += " " + Render.headline(e, style: style)
         if let ref = e.referencedNotificationID { line += style.dim(" → " + String(ref.prefix(8)) + "…") }

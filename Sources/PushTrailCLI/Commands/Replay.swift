@@ -13,8 +13,11 @@ import PushTrailStore
 enum ReplayCommand: Command {
     static let spec = CommandSpec(
         name: "replay",
-        summary: "Push a thread's notifications to a booted iOS Simulator in order, keeping their timing (xcrun simctl push).",
-        usage: ["replay --thread ID [--at T] [--device UDID] [--bundle ID] [--speed N | --step] [--max-gap SECONDS] [--dry-run]"],
+        summary:
+            "Push a thread's notifications to a booted iOS Simulator in order, keeping their timing (xcrun simctl push).",
+        usage: [
+            "replay --thread ID [--at T] [--device UDID] [--bundle ID] [--speed N | --step] [--max-gap SECONDS] [--dry-run]"
+        ],
         options: [
             .option("thread", "ID", "the thread to replay"),
             AsOfOption.spec,
@@ -86,7 +89,8 @@ enum ReplayCommand: Command {
         }
         guard let xcrun = Subprocess.find("xcrun", path: context.variable("PATH")) else {
             throw CommandError.io(
-                "xcrun not found: replay needs Xcode's simctl (macOS); use --dry-run to print the commands, or export --all --dir DIR for .apns files")
+                "xcrun not found: replay needs Xcode's simctl (macOS); use --dry-run to print the commands, or export --all --dir DIR for .apns files"
+            )
         }
         return try perform(plan, pushes, xcrun: xcrun, stepping: stepping, arguments, context)
     }
@@ -103,7 +107,9 @@ enum ReplayCommand: Command {
 
     /// The thread report and its `as_of`; the store is closed on return, so the
     /// children never inherit it.
-    static func load(_ threadID: String, horizon: Horizon?, _ arguments: Arguments, _ context: Context) throws -> (ThreadReport, String) {
+    static func load(_ threadID: String, horizon: Horizon?, _ arguments: Arguments, _ context: Context) throws -> (
+        ThreadReport, String
+    ) {
         let (report, asOf) = try context.asOfReport(
             arguments, horizon: horizon, missing: "no thread \(Render.oneLine(threadID))"
         ) {
@@ -112,7 +118,8 @@ enum ReplayCommand: Command {
         guard report.entries.contains(where: { $0.loaded.event.type == .notification }) else {
             let when = horizon == nil ? "" : " at or before --at"
             throw CommandError.notFound(
-                "thread \(Render.oneLine(threadID)) has no notification\(when) in \(context.storePath(arguments)): nothing to push")
+                "thread \(Render.oneLine(threadID)) has no notification\(when) in \(context.storePath(arguments)): nothing to push"
+            )
         }
         return (report, asOf)
     }
@@ -120,7 +127,8 @@ enum ReplayCommand: Command {
     static func push(_ loaded: LoadedEvent, device: String, bundle: String, _ context: Context) throws -> Push {
         // A NUL (possible in a topic, not in argv) would silently cut the argument short.
         if bundle.utf8.contains(0) {
-            throw CommandError.data("the bundle id of notification #\(loaded.seq) contains a NUL character: pass --bundle ID")
+            throw CommandError.data(
+                "the bundle id of notification #\(loaded.seq) contains a NUL character: pass --bundle ID")
         }
         let payload = try ExportCommand.payload(loaded, bundle: bundle, shownAs: "notification #\(loaded.seq)", context)
         // The dry-run script passes the payload as a here-document ended by a line
@@ -136,10 +144,14 @@ enum ReplayCommand: Command {
 
     /// The number `--name` gives (above 0 when `positive`, else 0 or more), or
     /// `fallback` when absent; anything else is a usage error.
-    static func number(_ arguments: Arguments, _ name: String, default fallback: Double, positive: Bool) throws -> Double {
+    static func number(_ arguments: Arguments, _ name: String, default fallback: Double, positive: Bool) throws
+        -> Double
+    {
         guard let text = arguments.value(name) else { return fallback }
         guard let n = Double(text), n.isFinite, positive ? n > 0 : n >= 0 else {
-            throw UsageError("--\(name) takes a number \(positive ? "above 0" : "of seconds, 0 or more"), not \(text)", command: "replay")
+            throw UsageError(
+                "--\(name) takes a number \(positive ? "above 0" : "of seconds, 0 or more"), not \(text)",
+                command: "replay")
         }
         return n
     }
@@ -147,7 +159,8 @@ enum ReplayCommand: Command {
     // MARK: - Real run
 
     static func perform(
-        _ plan: ReplayPlan<TimelineEntry>, _ pushes: [Push], xcrun: String, stepping: Bool, _ arguments: Arguments, _ context: Context
+        _ plan: ReplayPlan<TimelineEntry>, _ pushes: [Push], xcrun: String, stepping: Bool, _ arguments: Arguments,
+        _ context: Context
     ) throws -> Int32 {
         let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
         let total = pushes.count
@@ -155,9 +168,12 @@ enum ReplayCommand: Command {
             for entry in step.before { context.stdout.line("  " + eventLine(entry, style, arguments, context)) }
             if i > 0 && stepping {
                 try context.stdout.flush()
-                context.stderr.line("pushtrail: press Enter to push the next notification (\(i + 1)/\(total), \(duration(step.gapMicroseconds)) later)")
+                context.stderr.line(
+                    "pushtrail: press Enter to push the next notification (\(i + 1)/\(total), \(duration(step.gapMicroseconds)) later)"
+                )
                 guard readLine() != nil else {
-                    context.stderr.line("pushtrail: end of input: pushed \(i) of \(total) notification\(total == 1 ? "" : "s")")
+                    context.stderr.line(
+                        "pushtrail: end of input: pushed \(i) of \(total) notification\(total == 1 ? "" : "s")")
                     return ExitStatus.success
                 }
             } else if step.waitMicroseconds > 0 {
@@ -173,19 +189,25 @@ enum ReplayCommand: Command {
             guard termination == .exit(0) else {
                 try context.stdout.flush()
                 context.stderr.line("pushtrail: pushed \(i) of \(total) notification\(total == 1 ? "" : "s")")
-                let how = switch termination {
-                case .exit(let code): "exit \(code)"
-                case .signal(let signal): "signal \(signal)"
-                }
-                let message = String(decoding: errors, as: UTF8.self).split(separator: "\n").first.map { ": " + Render.oneLine(String($0)) } ?? ""
+                let how =
+                    switch termination {
+                    case .exit(let code): "exit \(code)"
+                    case .signal(let signal): "signal \(signal)"
+                    }
+                let message =
+                    String(decoding: errors, as: UTF8.self).split(separator: "\n").first.map {
+                        ": " + Render.oneLine(String($0))
+                    } ?? ""
                 throw CommandError.io("xcrun simctl push failed (\(how))\(message)")
             }
-            context.stdout.line("pushed \(i + 1)/\(total) " + notificationLine(step.notification, style, arguments, context))
+            context.stdout.line(
+                "pushed \(i + 1)/\(total) " + notificationLine(step.notification, style, arguments, context))
             try context.stdout.flush()
         }
         for entry in plan.after { context.stdout.line("  " + eventLine(entry, style, arguments, context)) }
         try context.stdout.flush()
-        context.stderr.line("pushtrail: pushed \(total) notification\(total == 1 ? "" : "s") to \(Render.oneLine(pushes[0].device))")
+        context.stderr.line(
+            "pushtrail: pushed \(total) notification\(total == 1 ? "" : "s") to \(Render.oneLine(pushes[0].device))")
         return ExitStatus.success
     }
 
@@ -207,7 +229,8 @@ enum ReplayCommand: Command {
         let total = pushes.count
         func comment(_ text: String) -> String { "# " + Render.oneLine(text) + "\n" }
         var out = "#!/bin/sh\n"
-        out += comment("pushtrail replay: thread \(threadID) as of \(asOf), \(total) notification\(total == 1 ? "" : "s")")
+        out += comment(
+            "pushtrail replay: thread \(threadID) as of \(asOf), \(total) notification\(total == 1 ? "" : "s")")
         out += "set -e\n"
         var bytes = Array(out.utf8)
         for (i, (step, push)) in zip(plan.steps, pushes).enumerated() {
@@ -220,7 +243,8 @@ enum ReplayCommand: Command {
             }
             let delimiter = "PUSHTRAIL_APNS_\(push.seq)"
             text += comment("push \(i + 1)/\(total) " + notificationLine(step.notification, plain, arguments, context))
-            text += "xcrun simctl push \(Render.shellWord(push.device, quoted: true)) \(Render.shellWord(push.bundle, quoted: true)) - <<'\(delimiter)'\n"
+            text +=
+                "xcrun simctl push \(Render.shellWord(push.device, quoted: true)) \(Render.shellWord(push.bundle, quoted: true)) - <<'\(delimiter)'\n"
             bytes += Array(text.utf8) + push.payload + Array((delimiter + "\n").utf8)
         }
         for entry in plan.after { bytes += Array(comment(eventLine(entry, plain, arguments, context)).utf8) }
@@ -230,7 +254,9 @@ enum ReplayCommand: Command {
     // MARK: - Lines
 
     /// `#seq CATEGORY "title" · at · user U · device D`.
-    static func notificationLine(_ entry: TimelineEntry, _ style: Style, _ arguments: Arguments, _ context: Context) -> String {
+    static func notificationLine(_ entry: TimelineEntry, _ style: Style, _ arguments: Arguments, _ context: Context)
+        -> String
+    {
         let e = entry.loaded.event
         let n = e.notification
         var s = "#\(entry.loaded.seq) " + style.bold(Render.oneLine(n?.category ?? "(no category)"))
@@ -239,13 +265,16 @@ enum ReplayCommand: Command {
     }
 
     /// `at  #seq  headline · user U · device D`, for an action or a delivery.
-    static func eventLine(_ entry: TimelineEntry, _ style: Style, _ arguments: Arguments, _ context: Context) -> String {
+    static func eventLine(_ entry: TimelineEntry, _ style: Style, _ arguments: Arguments, _ context: Context) -> String
+    {
         let e = entry.loaded.event
-        return "\(e.at)  " + style.dim("#\(entry.loaded.seq)") + "  " + Render.headline(e, style: style) + style.dim(who(e, arguments, context))
+        return "\(e.at)  " + style.dim("#\(entry.loaded.seq)") + "  " + Render.headline(e, style: style)
+            + style.dim(who(e, arguments, context))
     }
 
     static func who(_ e: Event, _ arguments: Arguments, _ context: Context) -> String {
-        " · user \(Render.oneLine(e.user))" + (e.device == nil ? "" : " · device \(Render.oneLine(context.token(e.device, arguments)))")
+        " · user \(Render.oneLine(e.user))"
+            + (e.device == nil ? "" : " · device \(Render.oneLine(context.token(e.device, arguments)))")
     }
 
     /// `5 seconds later`, `5 seconds later — waiting 2.5 seconds`, `3 days 2 hours later — waiting 10 seconds (--max-gap)`.

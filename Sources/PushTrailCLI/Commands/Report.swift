@@ -5,7 +5,8 @@ import PushTrailStore
 enum ReportCommand: Command {
     static let spec = CommandSpec(
         name: "report",
-        summary: "Write a self-contained HTML page of a thread, a task or a user's events, notifications drawn as the user saw them.",
+        summary:
+            "Write a self-contained HTML page of a thread, a task or a user's events, notifications drawn as the user saw them.",
         usage: [
             "report --thread ID [--at T] [-o FILE.html]",
             "report --task N [--at T] [-o FILE.html]",
@@ -17,7 +18,9 @@ enum ReportCommand: Command {
             .option("user", "U", "the user's events (with --since)"),
             .option("since", "T", "with --user: from T on (RFC 3339, a date, -7d, …)"),
             AsOfOption.spec,
-            .option("output", short: "o", "FILE", "where to write (- for standard output; default <subject>-report.html)", completion: .file),
+            .option(
+                "output", short: "o", "FILE", "where to write (- for standard output; default <subject>-report.html)",
+                completion: .file),
             .option("app-name", "NAME", "the app name on the notification cards (default: the last part of the topic)"),
             Render.relativeToOption,
             .flag("force", "overwrite an existing file"),
@@ -57,18 +60,24 @@ enum ReportCommand: Command {
     static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
         let selectors = ["thread", "task", "user"].filter { arguments.value($0) != nil }
         guard selectors.count == 1, arguments.operands.isEmpty else {
-            throw UsageError(selectors.count > 1 ? "give only one of --thread, --task, --user"
-                                                 : "name what to report: --thread ID, --task N or --user U --since T",
-                             command: "report")
+            throw UsageError(
+                selectors.count > 1
+                    ? "give only one of --thread, --task, --user"
+                    : "name what to report: --thread ID, --task N or --user U --since T",
+                command: "report")
         }
         let taskID = try TaskIDOption.parse(arguments)
         let user = arguments.value("user")
         if user != nil && arguments.value("since") == nil {
             throw UsageError("--user needs --since T, e.g. --since -7d", command: "report")
         }
-        if user == nil && arguments.value("since") != nil { throw UsageError("--since goes with --user", command: "report") }
+        if user == nil && arguments.value("since") != nil {
+            throw UsageError("--since goes with --user", command: "report")
+        }
         let since: Timestamp? = try TimeOption.horizon(arguments, "since", clock: clock).map { horizon in
-            guard case .time(let t) = horizon else { throw UsageError("--since takes a time, not @SEQ", command: "report") }
+            guard case .time(let t) = horizon else {
+                throw UsageError("--since takes a time, not @SEQ", command: "report")
+            }
             return t
         }
         let horizon = try AsOfOption.parse(arguments, clock: clock)
@@ -118,7 +127,8 @@ enum ReportCommand: Command {
             return (try reader.timeline(members, horizon: horizon, stateChanges: true), try reader.head())
         }
         guard !entries.isEmpty else {
-            throw CommandError.notFound("no events for \(subject)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
+            throw CommandError.notFound(
+                "no events for \(subject)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
         }
         let topic = entries.lazy.compactMap { $0.loaded.event.notification?.topic }.first
         let content = ReportContent(
@@ -139,7 +149,9 @@ enum ReportCommand: Command {
         defer { file.close() }
         try file.write(page)
         let findings = entries.reduce(0) { $0 + $1.findings.count }
-        context.stderr.line("pushtrail: wrote \(output) (\(entries.filter(\.member).count) events, \(findings) finding\(findings == 1 ? "" : "s"), as of \(content.asOf))")
+        context.stderr.line(
+            "pushtrail: wrote \(output) (\(entries.filter(\.member).count) events, \(findings) finding\(findings == 1 ? "" : "s"), as of \(content.asOf))"
+        )
         return ExitStatus.success
     }
 }

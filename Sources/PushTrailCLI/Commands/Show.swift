@@ -38,7 +38,8 @@ enum ShowCommand: Command {
             context.stdout.line(
                 JSONValue.object([
                     ("seq", .uint(stored.seq)), ("recorded_at", .string(stored.recordedAt.description)),
-                    ("hash", .string(SHA256.hex(stored.hash))), ("event", .raw(String(decoding: stored.raw, as: UTF8.self))),
+                    ("hash", .string(SHA256.hex(stored.hash))),
+                    ("event", .raw(String(decoding: stored.raw, as: UTF8.self))),
                 ]).serialized())
             return ExitStatus.success
         }
@@ -72,18 +73,23 @@ enum ShowCommand: Command {
             }
         }
         if let thread = event.threadID { rows.append(("thread", thread)) }
-        if let d = event.delivery, d.status != 200 { rows.append(("answer", style.red("\(d.status) \(d.reason ?? "")"))) }
+        if let d = event.delivery, d.status != 200 {
+            rows.append(("answer", style.red("\(d.status) \(d.reason ?? "")")))
+        }
         context.stdout.line(style.bold("\(event.type) \(event.id)"))
         for (k, v) in rows { context.stdout.line("  " + style.dim(k.padding(9)) + " " + v) }
         for finding in findings {
-            context.stdout.line("  " + style.yellow("⚠ \(finding.code.rawValue)") + ": " + finding.message(tokens: context.tokens(arguments)))
+            context.stdout.line(
+                "  " + style.yellow("⚠ \(finding.code.rawValue)") + ": "
+                    + finding.message(tokens: context.tokens(arguments)))
         }
         context.stdout.line()
         var decoder = EventDecoder()
         let pretty = try stored.raw.withUnsafeBytes { bytes in
             try decoder.withView(bytes) { json in
                 JSONPretty.render(json) { key in
-                    key == "device" && !arguments.flag("show-tokens") ? JSONValue.quoted(context.token(event.device, arguments)) : nil
+                    key == "device" && !arguments.flag("show-tokens")
+                        ? JSONValue.quoted(context.token(event.device, arguments)) : nil
                 }
             }
         }

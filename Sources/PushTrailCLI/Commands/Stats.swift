@@ -28,7 +28,10 @@ enum StatsCommand: Command {
             context.stdout.line(
                 JSONValue.object([
                     ("events", .uint(stats.events)),
-                    ("by_type", .object(EventType.allCases.map { ($0.description, .int(Int64(stats.byType[$0] ?? 0))) })),
+                    (
+                        "by_type",
+                        .object(EventType.allCases.map { ($0.description, .int(Int64(stats.byType[$0] ?? 0))) })
+                    ),
                     ("tasks", .int(stats.tasks)), ("threads", .int(stats.threads)), ("users", .int(stats.users)),
                     ("first_at", .string(stats.firstAt?.description)), ("last_at", .string(stats.lastAt?.description)),
                     ("store_bytes", .int(bytes)),
@@ -46,9 +49,12 @@ enum StatsCommand: Command {
             ("first at", stats.firstAt?.description ?? "-"),
             ("last at", stats.lastAt?.description ?? "-"),
             ("store", "\(IngestCommand.megabytes(bytes)) in \(store.path)"),
-            ("format", stats.dictionaries == 0
-                ? "\(stats.format): records stored whole"
-                : "\(stats.format): records compressed (\(stats.dictionaries == 1 ? "1 dictionary" : "\(stats.dictionaries) dictionaries"))"),
+            (
+                "format",
+                stats.dictionaries == 0
+                    ? "\(stats.format): records stored whole"
+                    : "\(stats.format): records compressed (\(stats.dictionaries == 1 ? "1 dictionary" : "\(stats.dictionaries) dictionaries"))"
+            ),
             ("head", "seq \(stats.head.seq) \(stats.head.hex)"),
         ]
         for (k, v) in rows { context.stdout.line(style.bold(k.padding(9)) + " " + v) }

@@ -70,12 +70,20 @@ enum TaskCommand: Command {
         context.stdout.screenLine(header)
         for step in report.history {
             let e = step.loaded.event
-            var line = "  " + e.at.description + "  " + style.dim(("#" + String(step.loaded.seq)).padding(6)) + " " + Render.headline(e, style: style)
-            line += step.from == step.to ? style.dim("  · " + step.to.rawValue) : "  · " + step.from.rawValue + " → " + style.bold(step.to.rawValue)
+            var line =
+                "  " + e.at.description + "  " + style.dim(("#" + String(step.loaded.seq)).padding(6)) + " "
+                + Render.headline(e, style: style)
+            line +=
+                step.from == step.to
+                ? style.dim("  · " + step.to.rawValue)
+                : "  · " + step.from.rawValue + " → " + style.bold(step.to.rawValue)
             context.stdout.screenLine(line)
-            context.stdout.screenLine("        " + style.dim(Render.details(step.loaded, anchor: anchor, context.token(e.device, arguments))))
+            context.stdout.screenLine(
+                "        " + style.dim(Render.details(step.loaded, anchor: anchor, context.token(e.device, arguments))))
             for finding in step.findings {
-                context.stdout.wrappedLine("        " + style.yellow("⚠ " + finding.code.rawValue) + ": " + finding.message(tokens: context.tokens(arguments)), indent: "          ")
+                context.stdout.wrappedLine(
+                    "        " + style.yellow("⚠ " + finding.code.rawValue) + ": "
+                        + finding.message(tokens: context.tokens(arguments)), indent: "          ")
             }
         }
         return ExitStatus.success
@@ -84,23 +92,32 @@ enum TaskCommand: Command {
     static func json(_ report: TaskReport, asOf: String, tokens: (String) -> String) -> JSONValue {
         let f = report.snapshot.fields
         return .object([
-            ("task_id", .int(report.taskID)), ("state", .string(report.snapshot.state.rawValue)), ("as_of", .string(asOf)),
-            ("fields", .object([
-                ("task_name", .string(f.taskName)), ("residence_id", Render.json(f.residenceID)),
-                ("residence_name", .string(f.residenceName)), ("due_date", Render.json(f.dueDate)),
-                ("completions", .int(Int64(f.completions))),
-            ])),
-            ("history", .array(report.history.map { step in
-                let e = step.loaded.event
-                let a = e.actionResponse
-                return .object([
-                    ("seq", .uint(step.loaded.seq)), ("id", .string(e.id)), ("type", .string(e.type.description)),
-                    ("at", .string(e.at.description)), ("action", .string(a?.action.rawValue)),
-                    ("outcome", .string(a?.outcome.rawValue)), ("from", .string(step.from.rawValue)),
-                    ("to", .string(step.to.rawValue)), ("finding", .string(step.findings.first?.code.rawValue)),
-                    ("findings", .array(step.findings.map { Render.json($0, tokens: tokens) })),
+            ("task_id", .int(report.taskID)), ("state", .string(report.snapshot.state.rawValue)),
+            ("as_of", .string(asOf)),
+            (
+                "fields",
+                .object([
+                    ("task_name", .string(f.taskName)), ("residence_id", Render.json(f.residenceID)),
+                    ("residence_name", .string(f.residenceName)), ("due_date", Render.json(f.dueDate)),
+                    ("completions", .int(Int64(f.completions))),
                 ])
-            })),
+            ),
+            (
+                "history",
+                .array(
+                    report.history.map { step in
+                        let e = step.loaded.event
+                        let a = e.actionResponse
+                        return .object([
+                            ("seq", .uint(step.loaded.seq)), ("id", .string(e.id)),
+                            ("type", .string(e.type.description)),
+                            ("at", .string(e.at.description)), ("action", .string(a?.action.rawValue)),
+                            ("outcome", .string(a?.outcome.rawValue)), ("from", .string(step.from.rawValue)),
+                            ("to", .string(step.to.rawValue)), ("finding", .string(step.findings.first?.code.rawValue)),
+                            ("findings", .array(step.findings.map { Render.json($0, tokens: tokens) })),
+                        ])
+                    })
+            ),
         ])
     }
 }

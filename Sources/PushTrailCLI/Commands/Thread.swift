@@ -5,7 +5,8 @@ import PushTrailStore
 enum ThreadCommand: Command {
     static let spec = CommandSpec(
         name: "thread",
-        summary: "Replay a notification thread: what was sent, delivered and pressed, with the task's state after each event.",
+        summary:
+            "Replay a notification thread: what was sent, delivered and pressed, with the task's state after each event.",
         usage: ["thread THREAD_ID [--at T] [--json]"],
         options: [
             AsOfOption.spec,
@@ -52,12 +53,16 @@ enum ThreadCommand: Command {
         }
         let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
         let anchor = try Render.anchor(in: report.entries.map(\.loaded), relativeTo: options.relativeTo)
-        var header = style.bold("thread \(Render.oneLine(threadID))") + style.dim(" · \(report.entries.count) events · as of \(asOf)")
+        var header =
+            style.bold("thread \(Render.oneLine(threadID))")
+            + style.dim(" · \(report.entries.count) events · as of \(asOf)")
         if let anchor { header += style.dim(" · times relative to \(Render.anchorName(anchor.event)) #\(anchor.seq)") }
         context.stdout.screenLine(header)
         for entry in report.entries {
             let e = entry.loaded.event
-            var line = e.at.description + "  " + style.dim(("#" + String(entry.loaded.seq)).padding(6)) + " " + Render.headline(e, style: style)
+            var line =
+                e.at.description + "  " + style.dim(("#" + String(entry.loaded.seq)).padding(6)) + " "
+                + Render.headline(e, style: style)
             if let t = entry.taskID, let s = entry.taskState {
                 if let tr = entry.transition, tr.from != tr.to {
                     line += "  · task " + String(t) + ": " + tr.from.rawValue + " → " + style.bold(s.rawValue)
@@ -70,9 +75,12 @@ enum ThreadCommand: Command {
                 if let sub = n.subtitle { context.stdout.screenLine("      " + Render.oneLine(sub)) }
                 if n.title != nil, let body = n.body { context.stdout.screenLine("      " + Render.oneLine(body)) }
             }
-            context.stdout.screenLine("      " + style.dim(Render.details(entry.loaded, anchor: anchor, context.token(e.device, arguments))))
+            context.stdout.screenLine(
+                "      " + style.dim(Render.details(entry.loaded, anchor: anchor, context.token(e.device, arguments))))
             for finding in entry.findings {
-                context.stdout.wrappedLine("      " + style.yellow("⚠ " + finding.code.rawValue) + ": " + finding.message(tokens: context.tokens(arguments)), indent: "        ")
+                context.stdout.wrappedLine(
+                    "      " + style.yellow("⚠ " + finding.code.rawValue) + ": "
+                        + finding.message(tokens: context.tokens(arguments)), indent: "        ")
             }
         }
         return ExitStatus.success
@@ -81,19 +89,24 @@ enum ThreadCommand: Command {
     static func json(_ report: ThreadReport, asOf: String, tokens: (String) -> String) -> JSONValue {
         .object([
             ("thread_id", .string(report.threadID)), ("as_of", .string(asOf)),
-            ("events", .array(report.entries.map { entry in
-                let e = entry.loaded.event
-                var members: [(String, JSONValue)] = [
-                    ("seq", .uint(entry.loaded.seq)), ("id", .string(e.id)), ("type", .string(e.type.description)),
-                    ("at", .string(e.at.description)), ("user", .string(e.user)),
-                    ("task_id", entry.taskID.map { .int($0) } ?? .null),
-                    ("task_state", .string(entry.taskState?.rawValue)),
-                ]
-                members += Render.typeFields(e)
-                members.append(("finding", .string(entry.findings.first?.code.rawValue)))
-                members.append(("findings", .array(entry.findings.map { Render.json($0, tokens: tokens) })))
-                return .object(members)
-            })),
+            (
+                "events",
+                .array(
+                    report.entries.map { entry in
+                        let e = entry.loaded.event
+                        var members: [(String, JSONValue)] = [
+                            ("seq", .uint(entry.loaded.seq)), ("id", .string(e.id)),
+                            ("type", .string(e.type.description)),
+                            ("at", .string(e.at.description)), ("user", .string(e.user)),
+                            ("task_id", entry.taskID.map { .int($0) } ?? .null),
+                            ("task_state", .string(entry.taskState?.rawValue)),
+                        ]
+                        members += Render.typeFields(e)
+                        members.append(("finding", .string(entry.findings.first?.code.rawValue)))
+                        members.append(("findings", .array(entry.findings.map { Render.json($0, tokens: tokens) })))
+                        return .object(members)
+                    })
+            ),
         ])
     }
 }

@@ -12,7 +12,10 @@ public struct OptionSpec: Sendable {
     public var completion: Completion = .none
     public var repeatable = false
 
-    public enum Completion: Sendable { case none, file, directory, choices([String]) }
+    public enum Completion: Sendable {
+        case none, file, directory
+        case choices([String])
+    }
 
     public static func flag(_ name: String, short: Character? = nil, _ help: String) -> OptionSpec {
         OptionSpec(name: name, short: short, value: nil, help: help)
@@ -162,7 +165,9 @@ public struct Arguments: Sendable {
                     rest = rest.dropFirst()
                     guard let option = spec.options.first(where: { $0.short == c }) else {
                         if c.isNumber || c == "-" {
-                            throw UsageError("unexpected \(arg): to pass a value starting with '-', put it after an option or after --", command: spec.name)
+                            throw UsageError(
+                                "unexpected \(arg): to pass a value starting with '-', put it after an option or after --",
+                                command: spec.name)
                         }
                         throw UsageError("unknown option -\(c) for '\(spec.name)'", command: spec.name)
                     }

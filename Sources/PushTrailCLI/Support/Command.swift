@@ -75,7 +75,9 @@ extension Command {
 /// Options every command accepts.
 enum GlobalOptions {
     static let list: [OptionSpec] = [
-        .option("store", "DIR", "the store directory (default: $PUSHTRAIL_STORE, else ./pushtrail.lmdb)", completion: .directory),
+        .option(
+            "store", "DIR", "the store directory (default: $PUSHTRAIL_STORE, else ./pushtrail.lmdb)",
+            completion: .directory),
         .flag("no-color", "never colour the output (also: NO_COLOR=1)"),
         .flag("show-tokens", "show device tokens in full (masked by default)"),
         .flag("help", short: "h", "show this help"),

@@ -32,7 +32,8 @@ public enum HTMLReport {
         let anchor = c.anchor
         let findings = c.entries.reduce(0) { $0 + $1.findings.count }
         h.raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
-        h.raw("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n")
+        h.raw(
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n")
         h.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
         h.raw("<meta name=\"generator\" content=\"pushtrail \(PushTrail.version)\">\n")
         h.raw("<title>")
@@ -48,7 +49,9 @@ public enum HTMLReport {
         var counts: [EventType: Int] = [:]
         for e in c.entries where e.member { counts[e.loaded.event.type, default: 0] += 1 }
         h.fact("Events", EventType.allCases.map { counted(counts[$0, default: 0], $0) }.joined(separator: " · "))
-        if let anchor { h.fact("Times relative to", "\(Render.anchorName(anchor.event)) (#\(anchor.seq), \(anchor.event.at))") }
+        if let anchor {
+            h.fact("Times relative to", "\(Render.anchorName(anchor.event)) (#\(anchor.seq), \(anchor.event.at))")
+        }
         h.raw("</dl>\n")
         if findings > 0 {
             h.raw("<p class=\"alert\">⚠ ")
@@ -59,7 +62,9 @@ public enum HTMLReport {
         h.raw("</header>\n<main>\n<ol class=\"timeline\">\n")
         for entry in c.entries { self.entry(&h, entry, c, anchor: anchor) }
         h.raw("</ol>\n</main>\n<footer>")
-        h.text("Made by pushtrail \(PushTrail.version). Check the store with `pushtrail verify`; a chain head that differs from @\(c.head.seq) \(c.head.hex) means the log changed after this report.")
+        h.text(
+            "Made by pushtrail \(PushTrail.version). Check the store with `pushtrail verify`; a chain head that differs from @\(c.head.seq) \(c.head.hex) means the log changed after this report."
+        )
         h.raw("</footer>\n</body>\n</html>\n")
         return h.out
     }
@@ -76,7 +81,9 @@ public enum HTMLReport {
             if let n = e.loaded.event.notification { named[t] = n }
         }
         guard !order.isEmpty else { return }
-        h.raw("<table class=\"tasks\">\n<thead><tr><th>Task</th><th>Name</th><th>Residence</th><th>State at the end</th></tr></thead>\n<tbody>\n")
+        h.raw(
+            "<table class=\"tasks\">\n<thead><tr><th>Task</th><th>Name</th><th>Residence</th><th>State at the end</th></tr></thead>\n<tbody>\n"
+        )
         for t in order {
             let (s, n) = (state[t]!, named[t])
             h.raw("<tr><td>")
@@ -96,7 +103,9 @@ public enum HTMLReport {
         let e = entry.loaded.event
         let flagged = entry.findings.isEmpty ? "" : " flagged"
         let outside = entry.member ? "" : " outside"
-        h.raw("<li class=\"entry \(e.type)\(flagged)\(outside)\" id=\"seq-\(entry.loaded.seq)\">\n<div class=\"when\"><time datetime=\"\(e.at)\">")
+        h.raw(
+            "<li class=\"entry \(e.type)\(flagged)\(outside)\" id=\"seq-\(entry.loaded.seq)\">\n<div class=\"when\"><time datetime=\"\(e.at)\">"
+        )
         h.text(e.at.description)
         h.raw("</time>")
         if let relative = Render.relative(entry.loaded, to: anchor) {
@@ -123,7 +132,9 @@ public enum HTMLReport {
             if let tr = entry.transition, tr.from != tr.to {
                 h.raw("<p class=\"change\">task ")
                 h.text(String(t))
-                h.raw(": <span class=\"state \(tr.from.rawValue)\">\(tr.from.rawValue)</span> → <span class=\"state \(s.rawValue)\">\(s.rawValue)</span></p>\n")
+                h.raw(
+                    ": <span class=\"state \(tr.from.rawValue)\">\(tr.from.rawValue)</span> → <span class=\"state \(s.rawValue)\">\(s.rawValue)</span></p>\n"
+                )
             } else {
                 h.raw("<p class=\"after\">task ")
                 h.text(String(t))
@@ -150,7 +161,9 @@ public enum HTMLReport {
         if let title = n.title { h.tag("p", "title", title) }
         if let subtitle = n.subtitle { h.tag("p", "subtitle", subtitle) }
         if let body = n.body { h.tag("p", "body", body) }
-        if n.title == nil && n.subtitle == nil && n.body == nil { h.tag("p", "body empty", "(no alert text: a silent or badge-only push)") }
+        if n.title == nil && n.subtitle == nil && n.body == nil {
+            h.tag("p", "body empty", "(no alert text: a silent or badge-only push)")
+        }
         h.raw("</div>\n")
         let buttons = Category.buttons(of: n.category)
         if !buttons.isEmpty {

@@ -58,10 +58,12 @@ enum LogFilters {
         .option("user", "U", "events of this user"),
         .option("task", "N", "events about this task (deliveries through their notification)"),
         .option("thread", "ID", "events of this thread (its notifications and what refers to them)"),
-        .option("type", "TYPE", "notification, action or delivery",
-                completion: .choices(EventType.allCases.map(\.description))),
-        .option("category", "C", "notifications with this aps.category",
-                completion: .choices(Category.allCases.map(\.rawValue))),
+        .option(
+            "type", "TYPE", "notification, action or delivery",
+            completion: .choices(EventType.allCases.map(\.description))),
+        .option(
+            "category", "C", "notifications with this aps.category",
+            completion: .choices(Category.allCases.map(\.rawValue))),
         .option("notification-type", "T", "notifications with this notification_type"),
         .option("residence", "R", "events about tasks of this residence id"),
         .option("since", "T", "events at or after T (RFC 3339, date, now, -2h, -7d; @SEQ: after event SEQ)"),

@@ -81,10 +81,13 @@ public final class OutputStream: @unchecked Sendable {
         defer { buffer.removeAll(keepingCapacity: true) }
         var off = 0
         while off < buffer.count {
-            let n = buffer.withUnsafeBytes { Glibc_write(fd, $0.baseAddress! + off, $0.count - off) }
+            let n = buffer.withUnsafeBytes { systemWrite(fd, $0.baseAddress! + off, $0.count - off) }
             if n < 0 {
                 if errno == EINTR { continue }
-                if errno == EPIPE { brokenPipe = true; throw BrokenPipe() }
+                if errno == EPIPE {
+                    brokenPipe = true
+                    throw BrokenPipe()
+                }
                 throw StoreError.io("cannot write output: \(String(cString: strerror(errno)))")
             }
             off += n
@@ -95,7 +98,7 @@ public final class OutputStream: @unchecked Sendable {
     public private(set) var brokenPipe = false
 }
 
-@inline(__always) private func Glibc_write(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int {
+@inline(__always) private func systemWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int {
     write(fd, p, n)
 }
 
@@ -168,7 +171,10 @@ public final class Context: @unchecked Sendable {
             var ascii = true
             var i = 0
             while entry[i] != 0 {
-                if UInt8(bitPattern: entry[i]) >= 0x80 { ascii = false; break }
+                if UInt8(bitPattern: entry[i]) >= 0x80 {
+                    ascii = false
+                    break
+                }
                 i += 1
             }
             if ascii {

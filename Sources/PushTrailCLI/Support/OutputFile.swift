@@ -35,7 +35,7 @@ final class OutputFile {
         }
         var st = stat()
         if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) != S_IFREG {
-            Glibc_close(fd)
+            systemClose(fd)
             throw CommandError.io("cannot write \(path): not a regular file")
         }
         fchmod(fd, 0o600)
@@ -46,7 +46,7 @@ final class OutputFile {
     func write(_ bytes: [UInt8]) throws {
         var off = 0
         while off < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc_write(fd, $0.baseAddress! + off, $0.count - off) }
+            let n = bytes.withUnsafeBytes { systemWrite(fd, $0.baseAddress! + off, $0.count - off) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw CommandError.io("cannot write \(path): \(String(cString: strerror(errno)))")
@@ -56,12 +56,12 @@ final class OutputFile {
     }
 
     func close() {
-        if fd >= 0 { Glibc_close(fd) }
+        if fd >= 0 { systemClose(fd) }
         fd = -1
     }
 
     deinit { close() }
 }
 
-@inline(__always) private func Glibc_write(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { write(fd, p, n) }
-@inline(__always) private func Glibc_close(_ fd: Int32) { _ = close(fd) }
+@inline(__always) private func systemWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { write(fd, p, n) }
+@inline(__always) private func systemClose(_ fd: Int32) { _ = close(fd) }

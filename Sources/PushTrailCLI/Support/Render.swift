@@ -47,7 +47,10 @@ enum Render {
                 ("error", .string(a.error)),
             ]
         case .delivery(let d):
-            return [("notification_id", .string(d.notificationID)), ("status", .int(d.status)), ("reason", .string(d.reason))]
+            return [
+                ("notification_id", .string(d.notificationID)), ("status", .int(d.status)),
+                ("reason", .string(d.reason)),
+            ]
         }
     }
 
@@ -93,9 +96,13 @@ enum Render {
     /// `s` as one sh word: bare when plainly safe (unless `quoted`), else in single
     /// quotes with each `'` written as `'\''`.
     static func shellWord(_ s: String, quoted: Bool = false) -> String {
-        let plain = !s.isEmpty && s.unicodeScalars.allSatisfy {
-            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.:/@+=,".unicodeScalars.contains($0))
-        }
+        let plain =
+            !s.isEmpty
+            && s.unicodeScalars.allSatisfy {
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0)
+                        || "-_.:/@+=,".unicodeScalars.contains($0))
+            }
         return plain && !quoted ? s : "'" + s.replacingEvery("'", with: "'\\''") + "'"
     }
 
@@ -104,7 +111,11 @@ enum Render {
         // Almost every string is clean: C0 controls and DEL are single bytes, and C1
         // controls (U+0080–U+009F) start with 0xC2, so one byte scan decides.
         guard s.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 }) else { return s }
-        return String(String.UnicodeScalarView(s.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F || (0x80..<0xA0).contains($0.value) ? "␣" : $0 }))
+        return String(
+            String.UnicodeScalarView(
+                s.unicodeScalars.map {
+                    $0.value < 0x20 || $0.value == 0x7F || (0x80..<0xA0).contains($0.value) ? "␣" : $0
+                }))
     }
 
     /// The event that relative times in a timeline are measured from: the one
@@ -115,7 +126,8 @@ enum Render {
         if let wanted {
             let seq = wanted.hasPrefix("@") ? UInt64(wanted.dropFirst()) : nil
             guard let found = events.first(where: { $0.event.id == wanted || $0.seq == seq }) else {
-                throw UsageError("--relative-to \(oneLine(wanted)) is not an event of this timeline: give an id or @SEQ it lists")
+                throw UsageError(
+                    "--relative-to \(oneLine(wanted)) is not an event of this timeline: give an id or @SEQ it lists")
             }
             return found
         }

@@ -41,7 +41,8 @@ enum Subprocess {
         let stdin = try makePipe()
         let stderr: (read: Int32, write: Int32)
         do { stderr = try makePipe() } catch {
-            _ = close(stdin.read); _ = close(stdin.write)
+            _ = close(stdin.read)
+            _ = close(stdin.write)
             throw error
         }
 
@@ -72,7 +73,7 @@ enum Subprocess {
 
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
+        defer { for p in argv + envp { free(p) } }
 
         var pid = pid_t()
         let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
@@ -108,7 +109,9 @@ enum Subprocess {
 
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw CommandError.io("cannot wait for \(executable): \(String(cString: strerror(errno)))") }
+            guard errno == EINTR else {
+                throw CommandError.io("cannot wait for \(executable): \(String(cString: strerror(errno)))")
+            }
         }
         // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import.
         let termination: Termination = status & 0x7F == 0 ? .exit((status >> 8) & 0xFF) : .signal(status & 0x7F)

@@ -60,7 +60,8 @@ public struct Finding: Equatable, Sendable {
         /// An accepted action on a task already deleted (by `deletion`, when known).
         case actionAfterDelete(action: ActionKind, outcome: Outcome, taskID: Int64, deletion: StateChange?)
         /// A press of a button the notification did not show.
-        case notOffered(action: ActionKind, outcome: Outcome, notificationID: String, category: String?, offered: [String])
+        case notOffered(
+            action: ActionKind, outcome: Outcome, notificationID: String, category: String?, offered: [String])
         /// A push service answer other than 200.
         case deliveryRefused(notificationID: String, status: Int, reason: String?)
     }
@@ -75,7 +76,8 @@ public struct Finding: Equatable, Sendable {
             return "notification \(short(id)) sent \(category ?? "no category") for task \(taskID), which was \(state)"
                 + "\(Finding.by(since)); expected \(expected)"
         case .buttonsForCategory(let buttons, let category, let expected):
-            return "notification \(short(id)) offered buttons [\(Finding.list(buttons))] but \(category ?? "no category") "
+            return
+                "notification \(short(id)) offered buttons [\(Finding.list(buttons))] but \(category ?? "no category") "
                 + "has [\(Finding.list(expected))]"
         case .premiumCategoryForFreeUser(let user, let category):
             return "notification \(short(id)) to free user \(user) (is_premium false) has category "
@@ -88,13 +90,16 @@ public struct Finding: Equatable, Sendable {
         case .payloadSize(let bytes, let limit):
             return "notification \(short(id)) payload is \(bytes) bytes, over APNs' \(limit)-byte limit"
         case .sentToDeadToken(let device, let sentAt, let gone):
-            return "notification \(short(id)) was sent to device \(tokens(device)) at \(sentAt), after APNs answered 410 "
+            return
+                "notification \(short(id)) was sent to device \(tokens(device)) at \(sentAt), after APNs answered 410 "
                 + "\(gone.reason) for it at \(gone.at) (delivery \(short(gone.deliveryID)), seq \(gone.seq))"
         case .transition(let action, let outcome, let taskID, let from, let to):
-            return "\(Finding.actionLabel(id, action, outcome)) took task \(taskID) from \(from) to \(to), which the state "
+            return
+                "\(Finding.actionLabel(id, action, outcome)) took task \(taskID) from \(from) to \(to), which the state "
                 + "machine does not allow"
         case .actionAfterDelete(let action, let outcome, let taskID, let deletion):
-            return "\(Finding.actionLabel(id, action, outcome)) on task \(taskID), which was deleted\(Finding.by(deletion)); "
+            return
+                "\(Finding.actionLabel(id, action, outcome)) on task \(taskID), which was deleted\(Finding.by(deletion)); "
                 + "it changed nothing"
         case .notOffered(let action, let outcome, let notificationID, let category, let offered):
             return "\(Finding.actionLabel(id, action, outcome)) pressed \(action.rawValue) on notification "
@@ -246,7 +251,9 @@ public struct Analyzer {
             let category = n.category
             if let snap = snapshot {
                 if snap.state == .deleted {
-                    flag(.notificationAfterDelete, taskID, .sentAfterDelete(taskID: snap.taskID, deletion: snap.lastChange))
+                    flag(
+                        .notificationAfterDelete, taskID,
+                        .sentAfterDelete(taskID: snap.taskID, deletion: snap.lastChange))
                 } else if premium, category != Category.generic.rawValue, let expected = snap.state.expectedCategory,
                     category != expected.rawValue
                 {
@@ -274,10 +281,13 @@ public struct Analyzer {
                 flag(.threadIDMismatch, taskID, .threadID(found: n.threadID, taskID: taskID))
             }
             if n.payloadSize > PushNotification.apnsPayloadLimit {
-                flag(.payloadTooLarge, taskID, .payloadSize(bytes: n.payloadSize, limit: PushNotification.apnsPayloadLimit))
+                flag(
+                    .payloadTooLarge, taskID,
+                    .payloadSize(bytes: n.payloadSize, limit: PushNotification.apnsPayloadLimit))
             }
             if let device = event.device, let gone = try context.unregistration(device: device, before: position) {
-                flag(.sentAfterUnregistered, taskID, .sentToDeadToken(device: device, sentAt: event.at, deadSince: gone))
+                flag(
+                    .sentAfterUnregistered, taskID, .sentToDeadToken(device: device, sentAt: event.at, deadSince: gone))
             }
             if var snap = snapshot {
                 TaskFold.apply(event, seq: seq, to: &snap)
@@ -294,7 +304,8 @@ public struct Analyzer {
                 if transition.from == .deleted {
                     flag(
                         .invalidTransition, a.taskID,
-                        .actionAfterDelete(action: a.action, outcome: a.outcome, taskID: a.taskID, deletion: snap.lastChange))
+                        .actionAfterDelete(
+                            action: a.action, outcome: a.outcome, taskID: a.taskID, deletion: snap.lastChange))
                 } else {
                     flag(
                         .invalidTransition, a.taskID,
@@ -322,7 +333,8 @@ public struct Analyzer {
                     .deliveryFailed, taskID,
                     .deliveryRefused(notificationID: d.notificationID, status: d.status, reason: d.reason))
             }
-            return Analysis(taskID: taskID, stateAfter: taskID.map { task($0).state }, transition: nil, findings: findings)
+            return Analysis(
+                taskID: taskID, stateAfter: taskID.map { task($0).state }, transition: nil, findings: findings)
         }
     }
 

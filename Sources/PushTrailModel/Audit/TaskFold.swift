@@ -156,9 +156,15 @@ public enum TaskFold {
     static func applyChanges(_ changes: [(key: String, value: FieldValue)], to fields: inout TaskFields) {
         for (key, value) in changes {
             switch key {
-            case "task_name": if case .string(let s) = value { fields.taskName = s } else { fields.taskName = value.description }
+            case "task_name":
+                if case .string(let s) = value { fields.taskName = s } else { fields.taskName = value.description }
             case "residence_id": fields.residenceID = value
-            case "residence_name": if case .string(let s) = value { fields.residenceName = s } else { fields.residenceName = value.description }
+            case "residence_name":
+                if case .string(let s) = value {
+                    fields.residenceName = s
+                } else {
+                    fields.residenceName = value.description
+                }
             case "due_date": fields.dueDate = value
             default: break
             }

@@ -29,7 +29,8 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// The type a name's UTF-8 bytes spell, compared where they lie.
     package init?(utf8 b: UnsafeRawBufferPointer) {
         switch b.count {
-        case 12 where JSONText.memcmpEqual(b.baseAddress!, UnsafeRawPointer(("notification" as StaticString).utf8Start), 12):
+        case 12
+        where JSONText.memcmpEqual(b.baseAddress!, UnsafeRawPointer(("notification" as StaticString).utf8Start), 12):
             self = .notification
         case 6 where JSONText.memcmpEqual(b.baseAddress!, UnsafeRawPointer(("action" as StaticString).utf8Start), 6):
             self = .action

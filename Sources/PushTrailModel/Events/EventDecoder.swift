@@ -118,12 +118,14 @@ public struct EventDecoder: Sendable {
         // `type` and `at` are read where they lie: no string is built for them.
         let typeNode = try requiredStringNode(json, root, "type")
         guard let type = json.withStringBytes(typeNode, { EventType(utf8: $0) }) else {
-            throw InvalidEvent("\"type\" is \"\(shown(json.string(typeNode)!))\"; expected notification, action or delivery")
+            throw InvalidEvent(
+                "\"type\" is \"\(shown(json.string(typeNode)!))\"; expected notification, action or delivery")
         }
         let id = try requiredString(json, root, "id", bytes: EventSchema.idBytes)
         let atNode = try requiredStringNode(json, root, "at")
         guard let at = json.withStringBytes(atNode, { Timestamp.parseRFC3339($0) }) else {
-            throw InvalidEvent("\"at\" is \"\(shown(json.string(atNode)!))\"; expected an RFC 3339 time like 2026-11-29T10:00:00Z")
+            throw InvalidEvent(
+                "\"at\" is \"\(shown(json.string(atNode)!))\"; expected an RFC 3339 time like 2026-11-29T10:00:00Z")
         }
         let user = try requiredString(json, root, "user", bytes: EventSchema.userBytes)
         let device = try optionalString(json, root, "device", bytes: EventSchema.deviceBytes)
@@ -152,7 +154,8 @@ public struct EventDecoder: Sendable {
         }
         let topic = try optionalString(json, root, "topic", bytes: EventSchema.topicBytes, keep: full)
         _ = try optionalString(json, root, "platform", keep: false)
-        let threadID = try optionalString(json, aps, "thread-id", bytes: EventSchema.threadIDBytes, path: "payload.aps.")
+        let threadID = try optionalString(
+            json, aps, "thread-id", bytes: EventSchema.threadIDBytes, path: "payload.aps.")
         let category = try optionalString(json, aps, "category", path: "payload.aps.", keep: full)
         var title: String?
         var subtitle: String?
@@ -165,7 +168,8 @@ public struct EventDecoder: Sendable {
                 subtitle = try optionalString(json, alert, "subtitle", path: "payload.aps.alert.", keep: full)
                 body = try optionalString(json, alert, "body", path: "payload.aps.alert.", keep: full)
             default:
-                throw InvalidEvent("\"payload.aps.alert\" must be a string or an object, not \(article(json.kind(alert)))")
+                throw InvalidEvent(
+                    "\"payload.aps.alert\" must be a string or an object, not \(article(json.kind(alert)))")
             }
         }
         var taskID: Int64?
@@ -230,7 +234,8 @@ public struct EventDecoder: Sendable {
         var httpStatus: Int?
         if let s = json.member(root, "http_status") {
             guard let v = json.int64(s), EventSchema.httpStatuses.contains(v) else {
-                throw InvalidEvent("\"http_status\" must be an integer from 100 to 599, not \(shown(json.rawString(s)))")
+                throw InvalidEvent(
+                    "\"http_status\" must be an integer from 100 to 599, not \(shown(json.rawString(s)))")
             }
             httpStatus = Int(v)
         }
@@ -258,7 +263,8 @@ public struct EventDecoder: Sendable {
         }
         guard let s = json.member(root, "status") else { throw InvalidEvent("delivery has no \"status\"") }
         guard let status = json.int64(s), EventSchema.httpStatuses.contains(status) else {
-            throw InvalidEvent("\"status\" must be an integer HTTP status from 100 to 599, not \(shown(json.rawString(s)))")
+            throw InvalidEvent(
+                "\"status\" must be an integer HTTP status from 100 to 599, not \(shown(json.rawString(s)))")
         }
         let reason = try optionalString(json, root, "reason")
         return Delivery(

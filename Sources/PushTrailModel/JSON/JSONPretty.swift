@@ -3,18 +3,24 @@
 public enum JSONPretty {
     /// Renders the value at `index`; `replace` may substitute the text of a top-level
     /// member's value (used to mask device tokens).
-    public static func render(_ json: JSONView, _ index: Int = 0, replace: (String) -> String? = { _ in nil }) -> String {
+    public static func render(_ json: JSONView, _ index: Int = 0, replace: (String) -> String? = { _ in nil }) -> String
+    {
         var out = ""
         write(json, index, depth: 0, into: &out, replace: replace)
         return out
     }
 
-    private static func write(_ json: JSONView, _ index: Int, depth: Int, into out: inout String, replace: (String) -> String?) {
+    private static func write(
+        _ json: JSONView, _ index: Int, depth: Int, into out: inout String, replace: (String) -> String?
+    ) {
         let pad = String(repeating: "  ", count: depth + 1)
         switch json.kind(index) {
         case .object:
             let members = json.members(index)
-            if members.isEmpty { out += "{}"; return }
+            if members.isEmpty {
+                out += "{}"
+                return
+            }
             out += "{\n"
             for (i, (k, v)) in members.enumerated() {
                 out += pad + json.rawString(k) + ": "
@@ -28,7 +34,10 @@ public enum JSONPretty {
             out += String(repeating: "  ", count: depth) + "}"
         case .array:
             let elements = json.elements(index)
-            if elements.isEmpty { out += "[]"; return }
+            if elements.isEmpty {
+                out += "[]"
+                return
+            }
             // Short arrays of scalars stay on one line.
             if elements.count <= 8, elements.allSatisfy({ json.kind($0) != .object && json.kind($0) != .array }) {
                 out += "[" + elements.map { json.rawString($0) }.joined(separator: ", ") + "]"

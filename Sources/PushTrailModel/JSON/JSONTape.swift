@@ -55,10 +55,13 @@ public struct JSONTape: Sendable {
     public init() {}
 
     /// Parses `input` as exactly one JSON value (surrounding whitespace allowed).
-    public mutating func parse(_ input: UnsafeRawBufferPointer, maxDepth: Int = JSONTape.defaultMaxDepth) throws(JSONError) {
+    public mutating func parse(_ input: UnsafeRawBufferPointer, maxDepth: Int = JSONTape.defaultMaxDepth)
+        throws(JSONError)
+    {
         count = 0
         if storage.count < input.count {
-            storage += repeatElement(JSONNode(kind: .null, flag: false, start: 0, end: 0, next: 0), count: input.count - storage.count)
+            storage += repeatElement(
+                JSONNode(kind: .null, flag: false, start: 0, end: 0, next: 0), count: input.count - storage.count)
         }
         var failure: JSONError?
         storage.withUnsafeMutableBufferPointer { nodes in
@@ -87,7 +90,8 @@ public struct JSONTape: Sendable {
         let stack: UnsafeMutablePointer<Int32>
         var depth = 0
 
-        init(bytes: UnsafeRawBufferPointer, nodes: UnsafeMutablePointer<JSONNode>?, stack: UnsafeMutablePointer<Int32>) {
+        init(bytes: UnsafeRawBufferPointer, nodes: UnsafeMutablePointer<JSONNode>?, stack: UnsafeMutablePointer<Int32>)
+        {
             self.bytes = bytes
             self.nodes = nodes
             self.stack = stack
@@ -146,7 +150,9 @@ public struct JSONTape: Sendable {
                     push(isObject ? .object : .array, start: i, end: i)
                     i += 1
                     skipWhitespace()
-                    guard i < bytes.count else { throw fail("unexpected end of input in \(isObject ? "object" : "array")") }
+                    guard i < bytes.count else {
+                        throw fail("unexpected end of input in \(isObject ? "object" : "array")")
+                    }
                     if bytes[i] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                         i += 1
                         try close()
@@ -194,7 +200,9 @@ public struct JSONTape: Sendable {
                         try close()
                         continue
                     }
-                    throw fail("unexpected \(describe(i)) in \(isObject ? "object, expected ',' or '}'" : "array, expected ',' or ']'")")
+                    throw fail(
+                        "unexpected \(describe(i)) in \(isObject ? "object, expected ',' or '}'" : "array, expected ',' or ']'")"
+                    )
                 }
                 skipWhitespace()
             }
@@ -250,20 +258,25 @@ public struct JSONTape: Sendable {
             var simple = i - start <= 15
             if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
                 i += 1
-                guard i < bytes.count, isDigit(bytes[i]) else { throw fail("invalid number: expected a digit after '.'") }
+                guard i < bytes.count, isDigit(bytes[i]) else {
+                    throw fail("invalid number: expected a digit after '.'")
+                }
                 while i < bytes.count, isDigit(bytes[i]) { i += 1 }
             }
             if i < bytes.count, bytes[i] | 0x20 == UInt8(ascii: "e") {
                 simple = false
                 i += 1
                 if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
-                guard i < bytes.count, isDigit(bytes[i]) else { throw fail("invalid number: expected a digit in the exponent") }
+                guard i < bytes.count, isDigit(bytes[i]) else {
+                    throw fail("invalid number: expected a digit in the exponent")
+                }
                 while i < bytes.count, isDigit(bytes[i]) { i += 1 }
             }
             if !simple {
                 let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
                 if let d = Double(text), !d.isFinite {
-                    throw fail("number \(text.count > 24 ? String(text.prefix(24)) + "…" : text) is too large", at: start)
+                    throw fail(
+                        "number \(text.count > 24 ? String(text.prefix(24)) + "…" : text) is too large", at: start)
                 } else if Double(text) == nil {
                     throw fail("invalid number", at: start)
                 }
@@ -291,7 +304,8 @@ public struct JSONTape: Sendable {
                     let highs: UInt64 = 0x8080_8080_8080_8080
                     let quote = w ^ (ones &* 0x22)
                     let slash = w ^ (ones &* 0x5C)
-                    let special = (((quote &- ones) & ~quote) | ((slash &- ones) & ~slash) | (w &- ones &* 0x20) | w) & highs
+                    let special =
+                        (((quote &- ones) & ~quote) | ((slash &- ones) & ~slash) | (w &- ones &* 0x20) | w) & highs
                     if special != 0 {
                         i &+= special.trailingZeroBitCount &>> 3
                         break
@@ -338,7 +352,9 @@ public struct JSONTape: Sendable {
                     i += 2
                     let low = try hex4()
                     guard low >= 0xDC00 && low <= 0xDFFF else {
-                        throw fail("high surrogate \\u\(String(unit, radix: 16, uppercase: true)) not followed by a low surrogate", at: at)
+                        throw fail(
+                            "high surrogate \\u\(String(unit, radix: 16, uppercase: true)) not followed by a low surrogate",
+                            at: at)
                     }
                 }
             default:
@@ -365,12 +381,20 @@ public struct JSONTape: Sendable {
             var upper: UInt8 = 0xBF
             switch c {
             case 0xC2...0xDF: length = 2
-            case 0xE0: length = 3; lower = 0xA0
+            case 0xE0:
+                length = 3
+                lower = 0xA0
             case 0xE1...0xEC, 0xEE...0xEF: length = 3
-            case 0xED: length = 3; upper = 0x9F
-            case 0xF0: length = 4; lower = 0x90
+            case 0xED:
+                length = 3
+                upper = 0x9F
+            case 0xF0:
+                length = 4
+                lower = 0x90
             case 0xF1...0xF3: length = 4
-            case 0xF4: length = 4; upper = 0x8F
+            case 0xF4:
+                length = 4
+                upper = 0x8F
             default: throw fail("invalid UTF-8 byte 0x\(String(c, radix: 16, uppercase: true))")
             }
             guard i + length <= bytes.count else { throw fail("truncated UTF-8 sequence") }

@@ -88,7 +88,8 @@ package enum JSONText {
 
     package static func string(_ node: JSONNode, in bytes: UnsafeRawBufferPointer) -> String {
         if !node.flag {
-            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)]), as: UTF8.self)
+            return String(
+                decoding: UnsafeRawBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)]), as: UTF8.self)
         }
         return String(decoding: unescaped(node, in: bytes), as: UTF8.self)
     }
@@ -97,7 +98,9 @@ package enum JSONText {
         stringsEqual(a, in: bytes, b, in: bytes)
     }
 
-    package static func stringsEqual(_ a: JSONNode, in ab: UnsafeRawBufferPointer, _ b: JSONNode, in bb: UnsafeRawBufferPointer) -> Bool {
+    package static func stringsEqual(
+        _ a: JSONNode, in ab: UnsafeRawBufferPointer, _ b: JSONNode, in bb: UnsafeRawBufferPointer
+    ) -> Bool {
         if !a.flag && !b.flag {
             let la = Int(a.end - a.start)
             guard la == Int(b.end - b.start) else { return false }
@@ -120,7 +123,9 @@ package enum JSONText {
     package static func memcmpEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
         var k = 0
         while k + 8 <= n {
-            if a.loadUnaligned(fromByteOffset: k, as: UInt64.self) != b.loadUnaligned(fromByteOffset: k, as: UInt64.self) {
+            if a.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+                != b.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+            {
                 return false
             }
             k += 8
@@ -293,7 +298,10 @@ public struct JSONView {
             // Keys are unique (the parser refuses duplicates), so matching each key of
             // `a` in `b` is enough.
             for (ka, va) in ma {
-                guard let (_, vb) = mb.first(where: { JSONText.stringsEqual(a.nodes[ka], in: a.bytes, b.nodes[$0.key], in: b.bytes) }),
+                guard
+                    let (_, vb) = mb.first(where: {
+                        JSONText.stringsEqual(a.nodes[ka], in: a.bytes, b.nodes[$0.key], in: b.bytes)
+                    }),
                     equal(a, va, b, vb)
                 else { return false }
             }

@@ -52,7 +52,8 @@ public struct ReplayPlan<Item> {
                 wait = cap
                 capped = true
             }
-            steps.append(Step(notification: item, waitMicroseconds: wait, gapMicroseconds: gap, capped: capped, before: pending))
+            steps.append(
+                Step(notification: item, waitMicroseconds: wait, gapMicroseconds: gap, capped: capped, before: pending))
             pending = []
             previous = at(item)
         }

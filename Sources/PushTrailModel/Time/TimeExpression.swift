@@ -38,7 +38,9 @@ public enum TimeExpression {
         }
         if text.hasPrefix("-"), let unit = text.last, text.count >= 3 {
             let digits = text.dropFirst().dropLast()
-            guard digits.allSatisfy({ $0.isASCII && $0.isNumber }), let amount = Int64(digits) else { throw Invalid(text: text) }
+            guard digits.allSatisfy({ $0.isASCII && $0.isNumber }), let amount = Int64(digits) else {
+                throw Invalid(text: text)
+            }
             let seconds: Int64
             switch unit {
             case "s": seconds = 1

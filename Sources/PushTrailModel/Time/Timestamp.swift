@@ -38,8 +38,18 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
                     buffer[i] = UInt8(ascii: byte)
                     i += 1
                 }
-                put(y, 4); put("-"); put(m, 2); put("-"); put(d, 2); put("T")
-                put(seconds / 3600, 2); put(":"); put(seconds / 60 % 60, 2); put(":"); put(seconds % 60, 2); put(".")
+                put(y, 4)
+                put("-")
+                put(m, 2)
+                put("-")
+                put(d, 2)
+                put("T")
+                put(seconds / 3600, 2)
+                put(":")
+                put(seconds / 60 % 60, 2)
+                put(":")
+                put(seconds % 60, 2)
+                put(".")
                 if fractionDigits == 6 { put(micros, 6) } else { put(micros / 1000, 3) }
                 put("Z")
                 return i
@@ -52,12 +62,23 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
             if s.count < width { out += String(repeating: "0", count: width - s.count) }
             out += s
         }
-        pad(y, 4); out += "-"; pad(m, 2); out += "-"; pad(d, 2); out += "T"
-        pad(seconds / 3600, 2); out += ":"; pad(seconds / 60 % 60, 2); out += ":"; pad(seconds % 60, 2)
+        pad(y, 4)
+        out += "-"
+        pad(m, 2)
+        out += "-"
+        pad(d, 2)
+        out += "T"
+        pad(seconds / 3600, 2)
+        out += ":"
+        pad(seconds / 60 % 60, 2)
+        out += ":"
+        pad(seconds % 60, 2)
         if fractionDigits == 6 {
-            out += "."; pad(micros, 6)
+            out += "."
+            pad(micros, 6)
         } else {
-            out += "."; pad(micros / 1000, 3)
+            out += "."
+            pad(micros / 1000, 3)
         }
         out += "Z"
         return out

@@ -34,10 +34,14 @@ public enum APNSFile {
                     payload += json.compactText(k) + [UInt8(ascii: ":")] + json.compactText(v)
                 }
                 payload.append(UInt8(ascii: "}"))
-                let atText = at.microseconds % 1000 == 0 ? at.formatted(fractionDigits: 3) : at.formatted(fractionDigits: 6)
+                let atText =
+                    at.microseconds % 1000 == 0 ? at.formatted(fractionDigits: 3) : at.formatted(fractionDigits: 6)
                 let eventID = id ?? derivedID(contents: contents, user: user, at: atText)
-                var line = "{\"type\":\"notification\",\"id\":\(JSONValue.quoted(eventID)),\"at\":\"\(atText)\",\"user\":\(JSONValue.quoted(user))"
-                if let t = topic ?? bundle.flatMap({ $0.isEmpty ? nil : $0 }) { line += ",\"topic\":\(JSONValue.quoted(t))" }
+                var line =
+                    "{\"type\":\"notification\",\"id\":\(JSONValue.quoted(eventID)),\"at\":\"\(atText)\",\"user\":\(JSONValue.quoted(user))"
+                if let t = topic ?? bundle.flatMap({ $0.isEmpty ? nil : $0 }) {
+                    line += ",\"topic\":\(JSONValue.quoted(t))"
+                }
                 line += ",\"payload\":"
                 return Array(line.utf8) + payload + [UInt8(ascii: "}")]
             }
@@ -87,9 +91,13 @@ extension APNSFile {
 public enum SafeFileName {
     /// `stem` made safe: every other byte becomes `_`, a leading `.` becomes `_`.
     public static func component(_ stem: String) -> String {
-        var out = String(String.UnicodeScalarView(stem.unicodeScalars.map { s in
-            s.isASCII && (s.properties.isAlphabetic || ("0"..."9").contains(s) || s == "." || s == "_" || s == "-") ? s : "_"
-        }))
+        var out = String(
+            String.UnicodeScalarView(
+                stem.unicodeScalars.map { s in
+                    s.isASCII
+                        && (s.properties.isAlphabetic || ("0"..."9").contains(s) || s == "." || s == "_" || s == "-")
+                        ? s : "_"
+                }))
         if out.isEmpty { out = "_" }
         if out.hasPrefix(".") { out = "_" + out.dropFirst() }
         return out

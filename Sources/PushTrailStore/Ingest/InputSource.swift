@@ -16,7 +16,7 @@ public struct InputSource: Sendable {
 
     func open() throws -> Int32 {
         guard let path else { return 0 }
-        let fd = Glibc_open(path)
+        let fd = systemOpen(path)
         if fd < 0 {
             throw StoreError.io("cannot read \(path): \(String(cString: strerror(errno)))")
         }
@@ -29,6 +29,6 @@ public struct InputSource: Sendable {
     }
 }
 
-@inline(__always) private func Glibc_open(_ path: String) -> Int32 {
+@inline(__always) private func systemOpen(_ path: String) -> Int32 {
     open(path, O_RDONLY | O_CLOEXEC)
 }

@@ -13,13 +13,14 @@ extension Ingest {
     ) -> Result<PendingEvent, Rejection> {
         let content = line.content
         if line.truncated {
-            return .failure(Rejection(
-                source: source, line: line.number,
-                reason: """
-                    line is over \(line.bytes.count) bytes, far over the limit of \(EventDecoder.maxLineBytes) \
-                    (64 KiB); only its start was read
-                    """,
-                raw: line.bytes, isConflict: false, ordinal: ordinal))
+            return .failure(
+                Rejection(
+                    source: source, line: line.number,
+                    reason: """
+                        line is over \(line.bytes.count) bytes, far over the limit of \(EventDecoder.maxLineBytes) \
+                        (64 KiB); only its start was read
+                        """,
+                    raw: line.bytes, isConflict: false, ordinal: ordinal))
         }
         do {
             let event = try decoder.decodeForFiling(content)
@@ -30,9 +31,10 @@ extension Ingest {
             pending.hadCarriageReturn = line.hasCarriageReturn
             return .success(pending)
         } catch {
-            return .failure(Rejection(
-                source: source, line: line.number, reason: InvalidEvent.from(error).reason, raw: line.bytes,
-                isConflict: false, ordinal: ordinal))
+            return .failure(
+                Rejection(
+                    source: source, line: line.number, reason: InvalidEvent.from(error).reason, raw: line.bytes,
+                    isConflict: false, ordinal: ordinal))
         }
     }
 

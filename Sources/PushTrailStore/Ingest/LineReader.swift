@@ -53,7 +53,8 @@ public final class LineReader {
         func finish(_ tail: ArraySlice<UInt8>) -> InputLine {
             lineNumber += 1
             guard var head = long else {
-                return InputLine(bytes: Array(tail.prefix(maxKept)), number: lineNumber, truncated: tail.count > maxKept)
+                return InputLine(
+                    bytes: Array(tail.prefix(maxKept)), number: lineNumber, truncated: tail.count > maxKept)
             }
             let room = max(0, maxKept - head.count)
             if tail.count > room { dropped = true }

@@ -126,7 +126,8 @@ final class MapPrefaulter: @unchecked Sendable {
             let fields = line.split(separator: 0x20, maxSplits: 5, omittingEmptySubsequences: true)
             guard fields.count == 6, line.reversed().starts(with: "/data.mdb".utf8.reversed()) else { return nil }
             let bounds = fields[0].split(separator: UInt8(ascii: "-"))
-            guard bounds.count == 2, let start = hex(bounds[0]), let end = hex(bounds[1]), start <= address, address < end,
+            guard bounds.count == 2, let start = hex(bounds[0]), let end = hex(bounds[1]), start <= address,
+                address < end,
                 fields[1].starts(with: "rw".utf8), fields[1].last == UInt8(ascii: "s"), hex(fields[2]) == 0
             else { return nil }
             return (start, end)

@@ -58,15 +58,17 @@ final class WorkerThread: @unchecked Sendable {
 
     func start() {
         let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&thread, nil, { raw in
-            #if canImport(Darwin)
-                let me = Unmanaged<WorkerThread>.fromOpaque(raw).takeRetainedValue()
-            #else
-                let me = Unmanaged<WorkerThread>.fromOpaque(raw!).takeRetainedValue()
-            #endif
-            me.body()
-            return nil
-        }, context)
+        let rc = pthread_create(
+            &thread, nil,
+            { raw in
+                #if canImport(Darwin)
+                    let me = Unmanaged<WorkerThread>.fromOpaque(raw).takeRetainedValue()
+                #else
+                    let me = Unmanaged<WorkerThread>.fromOpaque(raw!).takeRetainedValue()
+                #endif
+                me.body()
+                return nil
+            }, context)
         started = rc == 0
         if rc != 0 {
             // No thread: run inline so the work still happens.

@@ -7,7 +7,9 @@ extension StoreReader {
     /// only per-task state; otherwise the matching events are found through the indexes
     /// and analysed together with the rest of their tasks' histories, so a finding is
     /// the same whichever way it is asked for.
-    public func audit(_ query: LogQuery, codes: Set<FindingCode> = [], progress: ((Int) -> Void)? = nil) throws -> [Finding] {
+    public func audit(_ query: LogQuery, codes: Set<FindingCode> = [], progress: ((Int) -> Void)? = nil) throws
+        -> [Finding]
+    {
         let wanted = { (f: Finding) in codes.isEmpty || codes.contains(f.code) }
         if query.hasIndexedFilter { return try scopedAudit(query).filter(wanted) }
 
@@ -111,7 +113,8 @@ final class StreamingAuditContext: AuditContext {
             // The pass holds the notification decoded: the actions and deliveries that
             // name it, which mostly follow it, need not find, read and decode it again
             // (it is the one its id leads to: ingest stores one event per id).
-            let facts = NotificationFacts(id: loaded.event.id, seq: loaded.seq, at: loaded.event.at, notification: n, device: loaded.event.device)
+            let facts = NotificationFacts(
+                id: loaded.event.id, seq: loaded.seq, at: loaded.event.at, notification: n, device: loaded.event.device)
             remember(EventID.normalizedNotificationIDString(loaded.event.id), facts)
             return
         }

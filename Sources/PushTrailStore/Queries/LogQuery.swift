@@ -74,15 +74,21 @@ extension StoreReader {
             if reverse {
                 if case .time(let t)? = query.until {
                     entry = try key.withUnsafeBytes { k in
-                        try Layout.position(Timestamp(microseconds: t.microseconds &+ 1), 0).withUnsafeBytes { try cursor.seek(k, value: $0) }
+                        try Layout.position(Timestamp(microseconds: t.microseconds &+ 1), 0).withUnsafeBytes {
+                            try cursor.seek(k, value: $0)
+                        }
                     }
-                    entry = entry == nil ? (try key.withUnsafeBytes { try cursor.find($0) }.flatMap { _ in try cursor.lastDuplicate() })
-                                         : try cursor.previousDuplicate()
+                    entry =
+                        entry == nil
+                        ? (try key.withUnsafeBytes { try cursor.find($0) }.flatMap { _ in try cursor.lastDuplicate() })
+                        : try cursor.previousDuplicate()
                 } else {
                     entry = try key.withUnsafeBytes { try cursor.find($0) } == nil ? nil : try cursor.lastDuplicate()
                 }
             } else if case .time(let t)? = query.since {
-                entry = try key.withUnsafeBytes { k in try Layout.position(t, 0).withUnsafeBytes { try cursor.seek(k, value: $0) } }
+                entry = try key.withUnsafeBytes { k in
+                    try Layout.position(t, 0).withUnsafeBytes { try cursor.seek(k, value: $0) }
+                }
             } else {
                 entry = try key.withUnsafeBytes { try cursor.find($0) }
             }
@@ -108,7 +114,9 @@ extension StoreReader {
         try forEachEvent(from: seq + 1) { stored in
             let loaded = LoadedEvent(stored: stored, event: try stored.decode())
             if let members = threadMembers, !members.contains(stored.seq) { return true }
-            if matcher.inRange(loaded.position), try matcher.matches(loaded, drivenBy: query.threadID != nil ? .thread : .time) {
+            if matcher.inRange(loaded.position),
+                try matcher.matches(loaded, drivenBy: query.threadID != nil ? .thread : .time)
+            {
                 try body(loaded)
             }
             return true

@@ -112,9 +112,10 @@ extension StoreReader {
         for loaded in events {
             let before = analyzer.task(taskID).state
             let analysis = try analyzer.process(loaded.event, seq: loaded.seq)
-            history.append(HistoryEntry(
-                loaded: loaded, from: analysis.transition?.from ?? before,
-                to: analysis.transition?.to ?? analyzer.task(taskID).state, findings: analysis.findings))
+            history.append(
+                HistoryEntry(
+                    loaded: loaded, from: analysis.transition?.from ?? before,
+                    to: analysis.transition?.to ?? analyzer.task(taskID).state, findings: analysis.findings))
         }
         return TaskReport(taskID: taskID, snapshot: analyzer.task(taskID), history: history)
     }
@@ -165,7 +166,9 @@ extension StoreReader {
         let context = IndexedAuditContext(loader: loader)
         var taskIDs: [Int64] = []
         for m in members {
-            if let t = try m.event.taskID ?? m.event.referencedNotificationID.flatMap({ try context.notification($0)?.taskID }) {
+            if let t = try m.event.taskID
+                ?? m.event.referencedNotificationID.flatMap({ try context.notification($0)?.taskID })
+            {
                 taskIDs.append(t)
             }
         }
@@ -187,9 +190,10 @@ extension StoreReader {
             let member = memberSeqs.containsSorted(loaded.seq)
             let changed = analysis.transition.map { $0.from != $0.to } ?? false
             guard member || (stateChanges && changed) else { continue }
-            entries.append(TimelineEntry(
-                loaded: loaded, taskID: analysis.taskID, taskState: analysis.stateAfter,
-                transition: analysis.transition, findings: member ? analysis.findings : [], member: member))
+            entries.append(
+                TimelineEntry(
+                    loaded: loaded, taskID: analysis.taskID, taskState: analysis.stateAfter,
+                    transition: analysis.transition, findings: member ? analysis.findings : [], member: member))
         }
         return entries
     }
@@ -387,7 +391,8 @@ public final class IndexedAuditContext: AuditContext {
         guard let seq = try loader.reader.seq(forID: id), let loaded = try loader.notification(seq: seq),
             let n = loaded.event.notification
         else { return nil }
-        return NotificationFacts(id: loaded.event.id, seq: seq, at: loaded.event.at, notification: n, device: loaded.event.device)
+        return NotificationFacts(
+            id: loaded.event.id, seq: seq, at: loaded.event.at, notification: n, device: loaded.event.device)
     }
 
     public func unregistration(device: String, before position: Position) throws -> Unregistration? {
@@ -404,9 +409,11 @@ public final class IndexedAuditContext: AuditContext {
 
     /// The 410 answers filed under `device`, oldest first.
     private func collect(_ device: String) throws -> [Unregistration] {
-        try loader.load(loader.reader.seqs(.unregistered, key: Layout.deviceKey(device))).inTimelineOrder().compactMap { loaded in
+        try loader.load(loader.reader.seqs(.unregistered, key: Layout.deviceKey(device))).inTimelineOrder().compactMap {
+            loaded in
             guard let d = loaded.event.delivery, d.declaresTokenDead else { return nil }
-            return Unregistration(deliveryID: loaded.event.id, seq: loaded.seq, at: loaded.event.at, reason: d.reason ?? "Unregistered")
+            return Unregistration(
+                deliveryID: loaded.event.id, seq: loaded.seq, at: loaded.event.at, reason: d.reason ?? "Unregistered")
         }
     }
 }

@@ -102,7 +102,9 @@ struct IndexFields: Sendable {
 
     /// Hands `body` every entry of this event but `unregistered` (which needs the stored
     /// notification's device), as (digest slot, key, value), the `ids` entry first.
-    func forEachEntry(seq: UInt64, _ body: (Int, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) rethrows {
+    func forEachEntry(seq: UInt64, _ body: (Int, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void)
+        rethrows
+    {
         try keys.withUnsafeBytes { k in
             try IndexFields.forEachEntry(
                 seq: seq, at: at, taskID: taskID, identity: UnsafeRawBufferPointer(rebasing: k[identityRange]),
@@ -187,7 +189,9 @@ public final class StoreWriter {
     let txn: Transaction
     let clock: () -> Timestamp
     /// The chain head: the last seq, and its hash (kept in `headHash`).
-    public var head: ChainHead { ChainHead(seq: headSeq, hash: Array(UnsafeRawBufferPointer(start: headHash, count: 32))) }
+    public var head: ChainHead {
+        ChainHead(seq: headSeq, hash: Array(UnsafeRawBufferPointer(start: headHash, count: 32)))
+    }
     private var headSeq: UInt64
     /// The last hash, where the next record's hash is made from it and copied to, with
     /// no array to retain per event.
@@ -295,7 +299,8 @@ public final class StoreWriter {
                         prefetchFilterWords(of: events.baseAddress! + i + StoreWriter.lookAhead, context)
                     }
                     let pending = events.baseAddress! + i
-                    outcomes.append(try pending.pointee.fields.keys.withUnsafeBytes { try append(pending, keys: $0, context) })
+                    outcomes.append(
+                        try pending.pointee.fields.keys.withUnsafeBytes { try append(pending, keys: $0, context) })
                 }
             }
         }
@@ -307,7 +312,8 @@ public final class StoreWriter {
 
     /// Asks for the words of the filters (and the slot of the new ids' table) that
     /// appending `pending` will read: each is a miss in memory larger than the caches.
-    @inline(__always) private func prefetchFilterWords(of pending: UnsafePointer<PendingEvent>, _ context: BatchContext) {
+    @inline(__always) private func prefetchFilterWords(of pending: UnsafePointer<PendingEvent>, _ context: BatchContext)
+    {
         let identity = pending.pointee.fields.identityHash
         if let ids = context.idsFilter {
             ids.prefetch(hash: identity)
@@ -349,7 +355,8 @@ public final class StoreWriter {
                 n = highest + 1
                 try store.meta.put(Layout.dictionaryKey(highest + 1), dictionary.bytes, in: txn)
                 try store.meta.put(
-                    Layout.metaFormatKey, withUnsafeBytes(of: Layout.compressedFormatVersion.bigEndian) { Array($0) }, in: txn)
+                    Layout.metaFormatKey, withUnsafeBytes(of: Layout.compressedFormatVersion.bigEndian) { Array($0) },
+                    in: txn)
             }
         }
         dictionaryInUse = (dictionary, n)
@@ -357,7 +364,9 @@ public final class StoreWriter {
     }
 
     /// Appends `pending`, whose `fields.keys` are `keys`.
-    private func append(_ pending: UnsafePointer<PendingEvent>, keys: UnsafeRawBufferPointer, _ context: BatchContext) throws -> AppendOutcome {
+    private func append(_ pending: UnsafePointer<PendingEvent>, keys: UnsafeRawBufferPointer, _ context: BatchContext)
+        throws -> AppendOutcome
+    {
         // Read through the pointer, never bound to a local: a local `PendingEvent` is a
         // copy, a retain for each of its strings, for every append.
         let type = pending.pointee.fields.type
@@ -369,7 +378,9 @@ public final class StoreWriter {
             existing = try storedSeq(key, hash: pending.pointee.fields.identityHash, filter: idsFilter, reserving: seq)
         } else {
             // One search both finds an existing id and files a new one.
-            existing = try withUnsafeBytes(of: &seqBE) { try idCursor.insertIfAbsent(key, $0) }.map { Layout.readBigEndian($0) }
+            existing = try withUnsafeBytes(of: &seqBE) { try idCursor.insertIfAbsent(key, $0) }.map {
+                Layout.readBigEndian($0)
+            }
         }
         if let existing {
             guard let value = try store.events.get(Layout.bigEndian(existing), in: txn) else {
@@ -391,17 +402,22 @@ public final class StoreWriter {
             try eventCursor.reserve(seqBytes, size: bodyOffset + bodyCount, flags: .append) { value in
                 newestRecord = Int(bitPattern: value.baseAddress)
                 Layout.writeEventHeader(
-                    type: type, compressed: compressed, recordedAt: context.recordedAt, at: pending.pointee.fields.at, into: value)
+                    type: type, compressed: compressed, recordedAt: context.recordedAt, at: pending.pointee.fields.at,
+                    into: value)
                 let body = value.baseAddress! + bodyOffset
                 if compressed {
                     value[Layout.eventHeaderSize] = compression.unsafelyUnwrapped.number
-                    pending.pointee.compressed.unsafelyUnwrapped.withUnsafeBytes { body.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                    pending.pointee.compressed.unsafelyUnwrapped.withUnsafeBytes {
+                        body.copyMemory(from: $0.baseAddress!, byteCount: $0.count)
+                    }
                 } else {
                     pending.pointee.raw.withUnsafeBytes { body.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
                 }
                 Layout.chainHash(
-                    previous: UnsafeRawBufferPointer(start: headHash, count: 32), seq: seqBytes, value: UnsafeRawBufferPointer(value),
-                    dictionaryDigest: compressed ? compression.unsafelyUnwrapped.digest : UnsafeRawBufferPointer(start: nil, count: 0),
+                    previous: UnsafeRawBufferPointer(start: headHash, count: 32), seq: seqBytes,
+                    value: UnsafeRawBufferPointer(value),
+                    dictionaryDigest: compressed
+                        ? compression.unsafelyUnwrapped.digest : UnsafeRawBufferPointer(start: nil, count: 0),
                     context: hasher, into: value.baseAddress! + Layout.hashRange.lowerBound)
                 headHash.copyMemory(from: value.baseAddress! + Layout.hashRange.lowerBound, byteCount: 32)
             }
@@ -414,7 +430,9 @@ public final class StoreWriter {
         if type == .notification,
             try {
                 let id = UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.identityRange])
-                guard context.refsFilter?.mayContain(hash: pending.pointee.fields.identityHash) != false else { return false }
+                guard context.refsFilter?.mayContain(hash: pending.pointee.fields.identityHash) != false else {
+                    return false
+                }
                 try refRun.file(through: refCursor, duplicates: true)
                 return try refCursor.find(id) != nil
             }(),
@@ -443,7 +461,9 @@ public final class StoreWriter {
     /// `filter` (of `ids`) says it may be; nil: the id is new, and `seq` is its own, to
     /// be filed later with its run.
     @inline(__always)
-    private func storedSeq(_ key: UnsafeRawBufferPointer, hash: UInt64, filter: KeyFilter, reserving seq: UInt64) throws -> UInt64? {
+    private func storedSeq(_ key: UnsafeRawBufferPointer, hash: UInt64, filter: KeyFilter, reserving seq: UInt64) throws
+        -> UInt64?
+    {
         if filter.mayContain(hash: hash) {
             if let stored = pendingIDs.seq(of: key, hash: hash) { return stored }
             if let (_, value) = try idCursor.find(key) { return Layout.readBigEndian(value) }
@@ -457,7 +477,8 @@ public final class StoreWriter {
     /// Files the event in the indexes (the same entries as `Layout.indexEntries`, which
     /// `verify` checks), through long-lived cursors and without building arrays.
     private func fileIndexEntries(
-        _ pending: UnsafePointer<PendingEvent>, keys: UnsafeRawBufferPointer, seq: UInt64, seqBytes: UnsafeRawBufferPointer,
+        _ pending: UnsafePointer<PendingEvent>, keys: UnsafeRawBufferPointer, seq: UInt64,
+        seqBytes: UnsafeRawBufferPointer,
         refsFilter: KeyFilter?
     ) throws {
         // Through the pointer, like `append`: a local `PendingEvent` would be a copy.
@@ -486,7 +507,9 @@ public final class StoreWriter {
         if let notification = pending.pointee.fields.unregisteredNotificationID,
             let device = try notificationDevice(notification) ?? pending.pointee.event.device
         {
-            try Layout.deviceKey(device).withUnsafeBytes { _ = try unregisteredCursor.put($0, seqBytes, flags: .appendDuplicate) }
+            try Layout.deviceKey(device).withUnsafeBytes {
+                _ = try unregisteredCursor.put($0, seqBytes, flags: .appendDuplicate)
+            }
         }
     }
 
@@ -555,8 +578,11 @@ public final class StoreWriter {
         var id = id
         // Stored in this transaction, its id maybe not filed yet; `id` is lowercase, as
         // notification ids are filed.
-        let notFiled = id.withUTF8 { pendingIDs.seq(of: UnsafeRawBufferPointer($0), hash: KeyFilter.hash(UnsafeRawBufferPointer($0))) }
-        guard let seq = try notFiled ?? reader.seq(forID: id), let stored = try reader.event(seq: seq), stored.type == .notification
+        let notFiled = id.withUTF8 {
+            pendingIDs.seq(of: UnsafeRawBufferPointer($0), hash: KeyFilter.hash(UnsafeRawBufferPointer($0)))
+        }
+        guard let seq = try notFiled ?? reader.seq(forID: id), let stored = try reader.event(seq: seq),
+            stored.type == .notification
         else { return nil }
         return try stored.decode().device
     }
@@ -582,11 +608,16 @@ public final class StoreWriter {
                     let newMembers = new.members(0)
                     guard oldMembers.count == newMembers.count else { return false }
                     for (k, v) in oldMembers {
-                        guard let (_, w) = newMembers.first(where: {
-                            JSONText.stringsEqual(old.nodes[k], in: stored, new.nodes[$0.key], in: newBytes)
-                        }) else { return false }
-                        if JSONText.equals(old.nodes[k], "id", in: stored), let x = old.string(v), let y = new.string(w) {
-                            if EventID.normalizedNotificationID(x) != EventID.normalizedNotificationID(y) { return false }
+                        guard
+                            let (_, w) = newMembers.first(where: {
+                                JSONText.stringsEqual(old.nodes[k], in: stored, new.nodes[$0.key], in: newBytes)
+                            })
+                        else { return false }
+                        if JSONText.equals(old.nodes[k], "id", in: stored), let x = old.string(v), let y = new.string(w)
+                        {
+                            if EventID.normalizedNotificationID(x) != EventID.normalizedNotificationID(y) {
+                                return false
+                            }
                         } else if !JSONView.equal(old, v, new, w) {
                             return false
                         }
@@ -601,6 +632,9 @@ public final class StoreWriter {
     func flush() throws {
         try fileRuns()
         try store.meta.put(Layout.metaHeadKey, Layout.bigEndian(headSeq) + head.hash, in: txn)
-        try store.meta.put(Layout.metaCountsKey, UnsafeBufferPointer(start: counts, count: EventType.allCases.count).flatMap { Layout.bigEndian($0) }, in: txn)
+        try store.meta.put(
+            Layout.metaCountsKey,
+            UnsafeBufferPointer(start: counts, count: EventType.allCases.count).flatMap { Layout.bigEndian($0) },
+            in: txn)
     }
 }

@@ -89,14 +89,20 @@ struct IndexFieldScanner {
 
     /// What the members read mean, by the event's type (as `EventDecoder` reads them).
     private mutating func resolve() -> Bool {
-        guard field(.type).kind == .string, field(.id).kind == .string, field(.at).kind == .string, field(.user).kind == .string else { return false }
+        guard field(.type).kind == .string, field(.id).kind == .string, field(.at).kind == .string,
+            field(.user).kind == .string
+        else { return false }
         guard let t = text.eventType(field(.type)) else { return false }
         type = t
         guard let at = text.timestamp(field(.at)) else { return false }
         self.at = at
-        guard EventSchema.idBytes.contains(text.length(field(.id))), EventSchema.userBytes.contains(text.length(field(.user))) else { return false }
+        guard EventSchema.idBytes.contains(text.length(field(.id))),
+            EventSchema.userBytes.contains(text.length(field(.user)))
+        else { return false }
         if field(.device).kind != .absent {
-            guard field(.device).kind == .string, EventSchema.deviceBytes.contains(text.length(field(.device))) else { return false }
+            guard field(.device).kind == .string, EventSchema.deviceBytes.contains(text.length(field(.device))) else {
+                return false
+            }
         }
         taskID = nil
         thread = Field()
@@ -110,22 +116,30 @@ struct IndexFieldScanner {
                 taskID = v
             }
             if field(.apsThreadID).kind != .absent {
-                guard field(.apsThreadID).kind == .string, EventSchema.threadIDBytes.contains(text.length(field(.apsThreadID))) else { return false }
+                guard field(.apsThreadID).kind == .string,
+                    EventSchema.threadIDBytes.contains(text.length(field(.apsThreadID)))
+                else { return false }
                 thread = field(.apsThreadID)
             }
         case .action:
             guard let v = text.integer(field(.rootTaskID)) else { return false }
             taskID = v
             if field(.rootNotificationID).kind != .absent {
-                guard field(.rootNotificationID).kind == .string, EventSchema.idBytes.contains(text.length(field(.rootNotificationID))) else { return false }
+                guard field(.rootNotificationID).kind == .string,
+                    EventSchema.idBytes.contains(text.length(field(.rootNotificationID)))
+                else { return false }
                 ref = field(.rootNotificationID)
             }
             if field(.rootThreadID).kind != .absent {
-                guard field(.rootThreadID).kind == .string, EventSchema.threadIDBytes.contains(text.length(field(.rootThreadID))) else { return false }
+                guard field(.rootThreadID).kind == .string,
+                    EventSchema.threadIDBytes.contains(text.length(field(.rootThreadID)))
+                else { return false }
                 thread = field(.rootThreadID)
             }
         case .delivery:
-            guard field(.rootNotificationID).kind == .string, EventSchema.idBytes.contains(text.length(field(.rootNotificationID))) else { return false }
+            guard field(.rootNotificationID).kind == .string,
+                EventSchema.idBytes.contains(text.length(field(.rootNotificationID)))
+            else { return false }
             ref = field(.rootNotificationID)
             guard let s = text.integer(field(.status)), EventSchema.httpStatuses.contains(s) else { return false }
             deliveryStatus = Int(s)
@@ -157,7 +171,8 @@ struct IndexFieldScanner {
             while true {
                 guard i < n, bytes[i] == UInt8(ascii: "\"") else { return false }
                 let keyStart = i + 1
-                guard let (keyEnd, keyEscaped) = string(&i), let member = classify(level: level, keyStart, keyEnd, keyEscaped)
+                guard let (keyEnd, keyEscaped) = string(&i),
+                    let member = classify(level: level, keyStart, keyEnd, keyEscaped)
                 else { return false }
                 guard i < n else { return false }
                 if bytes[i] != UInt8(ascii: ":") {
@@ -196,7 +211,9 @@ struct IndexFieldScanner {
                     // to 0x20: a control byte here is not JSON, and fails below).
                     while i < n {
                         let d = bytes[i]
-                        if d <= 0x20 || d == UInt8(ascii: ",") || d == UInt8(ascii: "}") || d == UInt8(ascii: "]") { break }
+                        if d <= 0x20 || d == UInt8(ascii: ",") || d == UInt8(ascii: "}") || d == UInt8(ascii: "]") {
+                            break
+                        }
                         i += 1
                     }
                     field.end = Int32(truncatingIfNeeded: i)
@@ -232,7 +249,8 @@ struct IndexFieldScanner {
             if escaped {
                 let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
                 guard IndexFieldScanner.wellFormedEscapes(raw) else { return nil }
-                let key = JSONText.unescaped(JSONNode(kind: .string, flag: true, start: Int32(start), end: Int32(end), next: 0), in: bytes)
+                let key = JSONText.unescaped(
+                    JSONNode(kind: .string, flag: true, start: Int32(start), end: Int32(end), next: 0), in: bytes)
                 return key.withUnsafeBytes { IndexFieldScanner.Parser.member(level: level, $0.baseAddress, $0.count) }
             }
             return IndexFieldScanner.Parser.member(level: level, bytes.baseAddress! + start, end - start)
@@ -293,7 +311,8 @@ struct IndexFieldScanner {
                 // Eight bytes at a time while none is a quote or a backslash. (Sixteen
                 // with SSE2 compares was no faster: most strings here are short.)
                 while k + 8 <= n {
-                    let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: k, as: UInt64.self))  // first byte lowest
+                    // The first byte lowest.
+                    let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: k, as: UInt64.self))
                     let ones: UInt64 = 0x0101_0101_0101_0101
                     let quote = w ^ (ones &* 0x22)
                     let slash = w ^ (ones &* 0x5C)
@@ -470,7 +489,9 @@ extension IndexFieldScanner {
     /// device, for `Layout.indexEntries`' lookup.
     func deferredUnregistration() -> (notificationID: String, device: String?) {
         let id = text.withLowered(ref) { String(decoding: $0, as: UTF8.self) }
-        let device = field(.device).kind == .string ? text.withBytes(field(.device)) { String(decoding: $0, as: UTF8.self) } : nil
+        let device =
+            field(.device).kind == .string
+            ? text.withBytes(field(.device)) { String(decoding: $0, as: UTF8.self) } : nil
         return (id, device)
     }
 

@@ -36,7 +36,8 @@ final class IndexRun {
             // Equal in their first 16 bytes (zeros past the end): if both end by then,
             // the shorter is a prefix of the other.
             if length > 16 && other.length > 16 {
-                let order = IndexRun.compare(keys + Int(offset) + 16, Int(length) - 16, keys + Int(other.offset) + 16, Int(other.length) - 16)
+                let order = IndexRun.compare(
+                    keys + Int(offset) + 16, Int(length) - 16, keys + Int(other.offset) + 16, Int(other.length) - 16)
                 if order != 0 { return order < 0 }
             } else if length != other.length {
                 return length < other.length
@@ -47,7 +48,8 @@ final class IndexRun {
         /// Whether the two keys are equal.
         @inline(__always) func sameKey(_ other: Entry, keys: UnsafeRawPointer) -> Bool {
             prefix == other.prefix && length == other.length
-                && (length <= 16 || memcmp(keys + Int(offset) + 16, keys + Int(other.offset) + 16, Int(length) - 16) == 0)
+                && (length <= 16
+                    || memcmp(keys + Int(offset) + 16, keys + Int(other.offset) + 16, Int(length) - 16) == 0)
         }
     }
 
@@ -86,7 +88,10 @@ final class IndexRun {
     func add(_ key: UnsafeRawBufferPointer, seq: UInt64, hash: UInt64 = 0) {
         var prefix: (UInt64, UInt64) = (0, 0)
         if key.count >= 16 {
-            prefix = (UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)), UInt64(bigEndian: key.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            prefix = (
+                UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)),
+                UInt64(bigEndian: key.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            )
         } else {
             withUnsafeMutableBytes(of: &prefix) { $0.copyMemory(from: key) }
             prefix = (UInt64(bigEndian: prefix.0), UInt64(bigEndian: prefix.1))
@@ -123,7 +128,9 @@ final class IndexRun {
     /// `add` or `seq(of:hash:)` soon after.
     @inline(__always) func prefetch(hash: UInt64) {
         guard tableMask != 0 else { return }
-        table.withUnsafeBufferPointer { LMDBKit.prefetch($0.baseAddress! + (Int(truncatingIfNeeded: hash) & tableMask)) }
+        table.withUnsafeBufferPointer {
+            LMDBKit.prefetch($0.baseAddress! + (Int(truncatingIfNeeded: hash) & tableMask))
+        }
     }
 
     /// A table twice the size, rebuilt: it is kept at most half full.
@@ -131,7 +138,9 @@ final class IndexRun {
         table = [UInt32](repeating: 0, count: 2 * table.count)
         tableMask = table.count - 1
         for (n, entry) in entries.enumerated() {
-            let key = keys.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[Int(entry.offset)..<Int(entry.offset + entry.length)]) }
+            let key = keys.withUnsafeBytes {
+                UnsafeRawBufferPointer(rebasing: $0[Int(entry.offset)..<Int(entry.offset + entry.length)])
+            }
             var slot = Int(truncatingIfNeeded: KeyFilter.hash(key)) & tableMask
             while table[slot] != 0 { slot = (slot + 1) & tableMask }
             table[slot] = UInt32(n + 1)
@@ -155,7 +164,8 @@ final class IndexRun {
                     if !duplicates {
                         var seq = first.seq.bigEndian
                         guard try withUnsafeBytes(of: &seq, { try cursor.put(key, $0, flags: .noOverwrite) }) else {
-                            throw StoreError.io("internal error: a new id was already in the store when filed; nothing was written")
+                            throw StoreError.io(
+                                "internal error: a new id was already in the store when filed; nothing was written")
                         }
                         continue
                     }

@@ -105,7 +105,8 @@ public enum Layout {
     /// Writes the event value's header (type, recorded_at, at; the hash is written once
     /// computed) into the first `eventHeaderSize` bytes of `value`.
     static func writeEventHeader(
-        type: EventType, compressed: Bool = false, recordedAt: Timestamp, at: Timestamp, into value: UnsafeMutableRawBufferPointer
+        type: EventType, compressed: Bool = false, recordedAt: Timestamp, at: Timestamp,
+        into value: UnsafeMutableRawBufferPointer
     ) {
         value[0] = compressed ? type.rawValue | compressedFlag : type.rawValue
         value.storeBytes(of: orderedSigned(recordedAt.microseconds).bigEndian, toByteOffset: 1, as: UInt64.self)

@@ -1,10 +1,10 @@
+import LMDBKit
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-
-import LMDBKit
 
 /// A failure a store cannot report by throwing: it happens inside a signal handler or
 /// inside LMDB, where the transaction in progress can neither finish nor unwind.
@@ -100,21 +100,23 @@ enum MapFaultGuard {
         return try body()
     }
 
-    private static let handler: @convention(c) (Int32, UnsafeMutablePointer<siginfo_t>?, UnsafeMutableRawPointer?) -> Void = {
-        _, _, _ in
-        guard let state = MapFaultGuard.installed else { return }
-        if let path = pthread_getspecific(state.pointee.pathKey) {
-            if let handler = StoreFaults.handlerSlot.pointee {
-                handler(StoreFault.unbackedPage.rawValue, UnsafePointer(path.assumingMemoryBound(to: CChar.self)), nil)
+    private static let handler:
+        @convention(c) (Int32, UnsafeMutablePointer<siginfo_t>?, UnsafeMutableRawPointer?) -> Void = {
+            _, _, _ in
+            guard let state = MapFaultGuard.installed else { return }
+            if let path = pthread_getspecific(state.pointee.pathKey) {
+                if let handler = StoreFaults.handlerSlot.pointee {
+                    handler(
+                        StoreFault.unbackedPage.rawValue, UnsafePointer(path.assumingMemoryBound(to: CChar.self)), nil)
+                }
+                // No handler, or it returned: the process cannot go on; end it by the signal.
+                signal(SIGBUS, SIG_DFL)
+                return
             }
-            // No handler, or it returned: the process cannot go on; end it by the signal.
-            signal(SIGBUS, SIG_DFL)
-            return
+            // Not a write through the map: the previous handler takes it when the faulting
+            // access runs again.
+            sigaction(SIGBUS, &state.pointee.previous, nil)
         }
-        // Not a write through the map: the previous handler takes it when the faulting
-        // access runs again.
-        sigaction(SIGBUS, &state.pointee.previous, nil)
-    }
 }
 
 /// Turns a failed LMDB assertion into a `StoreFault.damagedPage` for the installed

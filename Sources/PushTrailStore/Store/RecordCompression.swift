@@ -59,7 +59,8 @@ public final class RecordDictionary: @unchecked Sendable {
         let n = dict.withUnsafeMutableBytes { d in
             joined.withUnsafeBytes { j in
                 sizes.withUnsafeBufferPointer { s in
-                    ZDICT_trainFromBuffer_fastCover(d.baseAddress, d.count, j.baseAddress, s.baseAddress, UInt32(s.count), params)
+                    ZDICT_trainFromBuffer_fastCover(
+                        d.baseAddress, d.count, j.baseAddress, s.baseAddress, UInt32(s.count), params)
                 }
             }
         }
@@ -85,7 +86,10 @@ final class RecordCompressor {
 
     init?(dictionary: RecordDictionary) {
         guard let context = ZSTD_createCCtx() else { return nil }
-        guard let cdict = dictionary.bytes.withUnsafeBytes({ ZSTD_createCDict($0.baseAddress, $0.count, RecordCompressor.level) })
+        guard
+            let cdict = dictionary.bytes.withUnsafeBytes({
+                ZSTD_createCDict($0.baseAddress, $0.count, RecordCompressor.level)
+            })
         else {
             ZSTD_freeCCtx(context)
             return nil
@@ -142,11 +146,14 @@ final class RecordDecompressor {
         let dictionary: RecordDictionary
         let buffer: UnsafeMutableRawBufferPointer
         let ddict: OpaquePointer
-        var room: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(rebasing: buffer[dictionary.bytes.count...]) }
+        var room: UnsafeMutableRawBufferPointer {
+            UnsafeMutableRawBufferPointer(rebasing: buffer[dictionary.bytes.count...])
+        }
 
         init?(_ dictionary: RecordDictionary) {
             let size = dictionary.bytes.count
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size + EventDecoder.maxLineBytes + 1, alignment: 16)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(
+                byteCount: size + EventDecoder.maxLineBytes + 1, alignment: 16)
             dictionary.bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: size) }
             guard let ddict = ZSTD_createDDict_byReference(buffer.baseAddress, size) else {
                 buffer.deallocate()
@@ -183,7 +190,8 @@ final class RecordDecompressor {
             windowRoom = window?.room ?? UnsafeMutableRawBufferPointer(start: nil, count: 0)
         }
         guard let tables = windowTables else { return nil }
-        let n = ZSTD_decompress_usingDDict(context, windowRoom.baseAddress, windowRoom.count, frame.baseAddress, frame.count, tables)
+        let n = ZSTD_decompress_usingDDict(
+            context, windowRoom.baseAddress, windowRoom.count, frame.baseAddress, frame.count, tables)
         return ZSTD_isError(n) != 0 ? nil : UnsafeRawBufferPointer(rebasing: windowRoom[0..<n])
     }
 }

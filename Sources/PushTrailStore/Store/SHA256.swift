@@ -1,6 +1,5 @@
-import PushTrailModel
-
 import CCrypto
+import PushTrailModel
 
 /// SHA-256 from OpenSSL's libcrypto: a well-kept implementation that uses the CPU's
 /// SHA extensions where present (over 1.5 GB/s here), which `verify` depends on. It

@@ -21,8 +21,14 @@ extension StoreReader {
         let head = try head()
         var first: Timestamp?
         var last: Timestamp?
-        try forEachPosition { first = $0.at; return false }
-        try forEachPosition(reverse: true) { last = $0.at; return false }
+        try forEachPosition {
+            first = $0.at
+            return false
+        }
+        try forEachPosition(reverse: true) {
+            last = $0.at
+            return false
+        }
         return StoreStatistics(
             events: head.seq, byType: try counts(), tasks: try keyCount(.tasks), threads: try keyCount(.threads),
             users: try keyCount(.users), firstAt: first, lastAt: last, head: head, format: try format(),

@@ -123,13 +123,17 @@ public final class Store: @unchecked Sendable {
         self.path = path
         var st = stat()
         if stat(path, &st) != 0 {
-            guard errno == ENOENT else { throw StoreError.io("cannot read \(path): \(String(cString: strerror(errno)))") }
+            guard errno == ENOENT else {
+                throw StoreError.io("cannot read \(path): \(String(cString: strerror(errno)))")
+            }
             guard create else { throw StoreError.missing(path: path) }
             if mkdir(path, 0o700) != 0 && errno != EEXIST {
                 throw StoreError.io("cannot create store directory \(path): \(String(cString: strerror(errno)))")
             }
             chmod(path, 0o700)
-            guard stat(path, &st) == 0 else { throw StoreError.io("cannot read \(path): \(String(cString: strerror(errno)))") }
+            guard stat(path, &st) == 0 else {
+                throw StoreError.io("cannot read \(path): \(String(cString: strerror(errno)))")
+            }
         }
         guard (st.st_mode & S_IFMT) == S_IFDIR else { throw StoreError.notADirectory(path: path) }
         if st.st_mode & 0o022 != 0 { throw StoreError.insecure(path: path, mode: UInt32(st.st_mode & 0o7777)) }
@@ -141,7 +145,8 @@ public final class Store: @unchecked Sendable {
                 // Empty: a first open that failed (a full disk); LMDB starts it afresh.
                 if ds.st_size == 0 && !create { throw StoreError.missing(path: path) }
                 if ds.st_size > 0 && ds.st_size < 8192 {
-                    throw StoreError.notAStore(path: path, detail: "data.mdb is \(ds.st_size) bytes, too small to be an LMDB file")
+                    throw StoreError.notAStore(
+                        path: path, detail: "data.mdb is \(ds.st_size) bytes, too small to be an LMDB file")
                 }
             }
         }
@@ -172,7 +177,9 @@ public final class Store: @unchecked Sendable {
         var lockFD: Int32 = -1
         if create {
             lockFD = open(dataPath, O_RDONLY | O_CLOEXEC)
-            guard lockFD >= 0 else { throw StoreError.io("cannot open \(dataPath): \(String(cString: strerror(errno)))") }
+            guard lockFD >= 0 else {
+                throw StoreError.io("cannot open \(dataPath): \(String(cString: strerror(errno)))")
+            }
         }
         self.lockFD = lockFD
         do {
@@ -192,7 +199,10 @@ public final class Store: @unchecked Sendable {
             (env.lastPageNumber + 1) * env.pageSize > Int(fileStat.st_size)
         {
             throw StoreError.notAStore(
-                path: path, detail: "data.mdb is \(fileStat.st_size) bytes but its pages reach \((env.lastPageNumber + 1) * env.pageSize): it was truncated")
+                path: path,
+                detail:
+                    "data.mdb is \(fileStat.st_size) bytes but its pages reach \((env.lastPageNumber + 1) * env.pageSize): it was truncated"
+            )
         }
         do {
             let env = self.env
@@ -200,7 +210,7 @@ public final class Store: @unchecked Sendable {
                 try env.openDatabases { try Store.openDatabases(env, create: create, $0) }
             }
         } catch let error as LMDBError {
-            if error.code == -30798 /* MDB_NOTFOUND: a database is missing */ {
+            if error.code == -30798 {  // MDB_NOTFOUND: a database is missing
                 throw StoreError.notAStore(path: path, detail: Store.databasesMissing)
             }
             if error.isCorruption { throw StoreError.notAStore(path: path, detail: "its databases are damaged") }
@@ -214,7 +224,9 @@ public final class Store: @unchecked Sendable {
             return UInt32(bigEndian: raw.loadUnaligned(as: UInt32.self))
         }
         guard let format else { throw StoreError.notAStore(path: path, detail: "no format record") }
-        if format > Layout.formatVersion { throw StoreError.newerFormat(path: path, found: format, supported: Layout.formatVersion) }
+        if format > Layout.formatVersion {
+            throw StoreError.newerFormat(path: path, found: format, supported: Layout.formatVersion)
+        }
     }
 
     /// Opens (with `create`, creates) the store's databases and its format record.
@@ -228,7 +240,8 @@ public final class Store: @unchecked Sendable {
             try env.openDatabase(index.rawValue, flags: [.duplicateSort, .duplicateFixed], create: create, in: txn)
         }
         if create, try meta.get(Layout.metaFormatKey, in: txn) == nil {
-            try meta.put(Layout.metaFormatKey, withUnsafeBytes(of: Layout.initialFormatVersion.bigEndian) { Array($0) }, in: txn)
+            try meta.put(
+                Layout.metaFormatKey, withUnsafeBytes(of: Layout.initialFormatVersion.bigEndian) { Array($0) }, in: txn)
         }
         return (meta, events, ids, indexes)
     }
@@ -268,7 +281,9 @@ public final class Store: @unchecked Sendable {
         guard let d = opendir(dir) else { return }
         defer { closedir(d) }
         while let entry = readdir(d) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             guard name.hasPrefix(".creating-"), let pid = Int32(name.dropFirst(".creating-".count)), pid != getpid(),
                 kill(pid, 0) != 0 && errno == ESRCH
             else { continue }
@@ -295,7 +310,9 @@ public final class Store: @unchecked Sendable {
     static func exclusively<R>(_ fd: Int32, _ body: () throws -> R) throws -> R {
         guard fd >= 0 else { return try body() }
         while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw StoreError.io("cannot lock the store: \(String(cString: strerror(errno)))") }
+            guard errno == EINTR else {
+                throw StoreError.io("cannot lock the store: \(String(cString: strerror(errno)))")
+            }
         }
         defer { flock(fd, LOCK_UN) }
         return try body()
@@ -310,7 +327,9 @@ public final class Store: @unchecked Sendable {
                 guard env.isWriteMap else { return try env.write(retryingWhenFull: retryingWhenFull, body) }
                 try extendFileToMap()
                 // The commit writes through the map too.
-                return try MapFaultGuard.guarding(store: path) { try env.write(retryingWhenFull: retryingWhenFull, body) }
+                return try MapFaultGuard.guarding(store: path) {
+                    try env.write(retryingWhenFull: retryingWhenFull, body)
+                }
             }
         }
     }
@@ -319,7 +338,9 @@ public final class Store: @unchecked Sendable {
     private func extendFileToMap() throws {
         let fd = env.fileDescriptor
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw StoreError.io("cannot read \(path)/data.mdb: \(String(cString: strerror(errno)))") }
+        guard fstat(fd, &st) == 0 else {
+            throw StoreError.io("cannot read \(path)/data.mdb: \(String(cString: strerror(errno)))")
+        }
         let size = env.mapSize
         if Int(st.st_size) < size && ftruncate(fd, off_t(size)) != 0 {
             throw StoreError.writeRefused(path: path, errno: errno)
@@ -354,7 +375,8 @@ public final class Store: @unchecked Sendable {
                 let step = 32 << 20
                 var offset = 0
                 while offset < size {
-                    guard posix_fadvise(fd, off_t(offset), off_t(min(step, size - offset)), POSIX_FADV_WILLNEED) == 0 else { return }
+                    guard posix_fadvise(fd, off_t(offset), off_t(min(step, size - offset)), POSIX_FADV_WILLNEED) == 0
+                    else { return }
                     offset += step
                 }
             }
@@ -485,7 +507,9 @@ public struct StoreReader {
         guard let dictionary = try dictionary(id) else {
             throw StoreError.damaged(seq: seq, detail: "it is compressed with dictionary \(id), which the store lacks")
         }
-        guard let raw = store.dictionaries.decompress(UnsafeRawBufferPointer(rebasing: value[(Layout.eventHeaderSize + 1)...]), with: dictionary)
+        guard
+            let raw = store.dictionaries.decompress(
+                UnsafeRawBufferPointer(rebasing: value[(Layout.eventHeaderSize + 1)...]), with: dictionary)
         else { throw StoreError.damaged(seq: seq, detail: "its compressed record does not decompress") }
         return raw
     }
@@ -557,7 +581,10 @@ public struct StoreReader {
     public func positions(_ index: Layout.Index, key: [UInt8]) throws -> [Position] {
         if index == .time {
             var out: [Position] = []
-            try forEachPosition { out.append($0); return true }
+            try forEachPosition {
+                out.append($0)
+                return true
+            }
             return out
         }
         return try timelinePositions(of: seqs(index, key: key))
@@ -576,7 +603,10 @@ public struct StoreReader {
             guard value.count > Layout.eventHeaderSize else {
                 throw StoreError.damaged(seq: seq, detail: "its header is malformed")
             }
-            out.append(Position(at: Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9))), seq: seq))
+            out.append(
+                Position(
+                    at: Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9))), seq: seq)
+            )
         }
         out.sort()
         return out

@@ -67,7 +67,9 @@ struct Verifier {
             guard key.count == 8 else { return fail(&report, 1, "an events key is \(key.count) bytes, not 8") }
             let seq: UInt64 = Layout.readBigEndian(key)
             if seq != 1 {
-                return fail(&report, 1, seq > 1 ? "event seq 1 is missing (next stored is \(seq))" : "event seq \(seq) is out of order")
+                return fail(
+                    &report, 1,
+                    seq > 1 ? "event seq 1 is missing (next stored is \(seq))" : "event seq \(seq) is out of order")
             }
         }
 
@@ -146,7 +148,9 @@ struct Verifier {
         let recorded = try reader.head()
         if recorded != report.head {
             let seq = min(recorded.seq, report.head.seq) + 1
-            return fail(&report, seq, "the recorded chain head (seq \(recorded.seq)) is not the last event's (seq \(report.head.seq))")
+            return fail(
+                &report, seq,
+                "the recorded chain head (seq \(recorded.seq)) is not the last event's (seq \(report.head.seq))")
         }
         let storedCounts = try reader.counts()
         for type in EventType.allCases where UInt64(storedCounts[type] ?? 0) != counts[Int(type.rawValue) - 1] {
@@ -164,7 +168,8 @@ struct Verifier {
 
     /// The device of the stored notification `id` (for 410 deliveries without one).
     private func notificationDevice(_ id: String) throws -> String? {
-        guard let seq = try reader.seq(forID: id), let stored = try reader.event(seq: seq), stored.type == .notification,
+        guard let seq = try reader.seq(forID: id), let stored = try reader.event(seq: seq),
+            stored.type == .notification,
             let event = try? stored.decode()
         else { return nil }
         return event.device
@@ -208,7 +213,9 @@ struct Verifier {
                     while let (_, values) = page {
                         var offset = 0
                         while size > 0, offset + size <= values.count {
-                            digest.add(slot, keyState: state, UnsafeRawBufferPointer(rebasing: values[offset..<(offset + size)]))
+                            digest.add(
+                                slot, keyState: state,
+                                UnsafeRawBufferPointer(rebasing: values[offset..<(offset + size)]))
                             offset += size
                         }
                         // Values of another size under one key (LMDB refuses them): an
@@ -256,7 +263,9 @@ struct Verifier {
         try reader.txn.withCursor(db) { cursor in
             var entry = try cursor.first()
             while let (key, value) = entry {
-                let seq: UInt64 = value.count == 8 ? Layout.readBigEndian(value) : (value.count == 16 ? Layout.readBigEndian(value, at: 8) : 0)
+                let seq: UInt64 =
+                    value.count == 8
+                    ? Layout.readBigEndian(value) : (value.count == 16 ? Layout.readBigEndian(value, at: 8) : 0)
                 var ok = false
                 if let stored = try reader.event(seq: seq), let event = try? decoder.decode(stored.raw) {
                     if name == "ids" {
@@ -265,7 +274,8 @@ struct Verifier {
                         ok = try Layout.indexEntries(
                             of: event.filing, seq: seq, notificationDevice: notificationDevice
                         ).contains {
-                            $0.0.rawValue == name && $0.1.elementsEqual(key) && Layout.indexValue($0.0, event.at, seq).elementsEqual(value)
+                            $0.0.rawValue == name && $0.1.elementsEqual(key)
+                                && Layout.indexValue($0.0, event.at, seq).elementsEqual(value)
                         }
                     }
                 }
@@ -304,7 +314,12 @@ final class VerifyWork: @unchecked Sendable {
     }
 
     /// Adds `events` checked; returns the total.
-    func checked(_ events: UInt64) -> UInt64 { monitor.locked { checked += events; return checked } }
+    func checked(_ events: UInt64) -> UInt64 {
+        monitor.locked {
+            checked += events
+            return checked
+        }
+    }
 
     /// No more items for anyone (a thread failed with an error).
     func stop() { monitor.locked { stopped = true } }
@@ -436,7 +451,11 @@ extension VerifyPart {
                     for line in 1...5 { prefetch(below - 64 * line) }
                     let seq: UInt64 = Layout.readBigEndian(key)
                     if seq != want {
-                        failed(want, seq > want ? "event seq \(want) is missing (next stored is \(seq))" : "event seq \(seq) is out of order")
+                        failed(
+                            want,
+                            seq > want
+                                ? "event seq \(want) is missing (next stored is \(seq))"
+                                : "event seq \(seq) is out of order")
                         return
                     }
                     guard value.count > Layout.eventHeaderSize, let (type, compressed) = Layout.recordKind(value[0]),
@@ -452,10 +471,14 @@ extension VerifyPart {
                         if unretained[number] == nil, let d = try reader.dictionary(UInt8(number)) {
                             dictionaries[number] = d
                             unretained[number] = Unmanaged.passUnretained(d)
-                            d.digest.withUnsafeBytes { digests.baseAddress!.advanced(by: digestAt).copyMemory(from: $0.baseAddress!, byteCount: 32) }
+                            d.digest.withUnsafeBytes {
+                                digests.baseAddress!.advanced(by: digestAt).copyMemory(
+                                    from: $0.baseAddress!, byteCount: 32)
+                            }
                         }
                         guard let d = unretained[number] else {
-                            failed(seq, "event seq \(seq) is compressed with dictionary \(number), which the store lacks")
+                            failed(
+                                seq, "event seq \(seq) is compressed with dictionary \(number), which the store lacks")
                             return
                         }
                         dictionary = d
@@ -464,7 +487,8 @@ extension VerifyPart {
                     if compressed {
                         Layout.chainHash(
                             prefix: hash, seq: key, value: value,
-                            dictionaryDigest: UnsafeRawBufferPointer(rebasing: digests[digestAt..<(digestAt + 32)]), context: hasher)
+                            dictionaryDigest: UnsafeRawBufferPointer(rebasing: digests[digestAt..<(digestAt + 32)]),
+                            context: hasher)
                     } else {
                         Layout.chainHash(prefix: hash, seq: key, value: value, context: hasher)
                     }
@@ -473,7 +497,8 @@ extension VerifyPart {
                         return
                     }
                     let at = Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9)))
-                    let body = UnsafeRawBufferPointer(rebasing: value[(Layout.eventHeaderSize + (compressed ? 1 : 0))...])
+                    let body = UnsafeRawBufferPointer(
+                        rebasing: value[(Layout.eventHeaderSize + (compressed ? 1 : 0))...])
                     guard entries(seq: seq, type: type, at: at, body: body, dictionary: dictionary) else { return }
                     want += 1
                     entry = try cursor.next()
@@ -492,7 +517,8 @@ extension VerifyPart {
         /// compressed with `dictionary` when given); false, with `failure` set, when it no
         /// longer decompresses, decodes, or agrees with its header.
         private mutating func entries(
-            seq: UInt64, type: EventType, at: Timestamp, body: UnsafeRawBufferPointer, dictionary: Unmanaged<RecordDictionary>?
+            seq: UInt64, type: EventType, at: Timestamp, body: UnsafeRawBufferPointer,
+            dictionary: Unmanaged<RecordDictionary>?
         ) -> Bool {
             var raw = body
             if let dictionary {
@@ -616,9 +642,13 @@ struct IndexDigest {
             // Up to seven bytes as one word (two overlapping loads; the length is in `h`).
             let w: UInt64
             if n >= 4 {
-                w = UInt64(base.loadUnaligned(as: UInt32.self)) << 32 | UInt64(base.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self))
+                w =
+                    UInt64(base.loadUnaligned(as: UInt32.self)) << 32
+                    | UInt64(base.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self))
             } else {
-                w = UInt64(base.load(as: UInt8.self)) << 16 | UInt64(base.load(fromByteOffset: n / 2, as: UInt8.self)) << 8
+                w =
+                    UInt64(base.load(as: UInt8.self)) << 16 | UInt64(base.load(fromByteOffset: n / 2, as: UInt8.self))
+                    << 8
                     | UInt64(base.load(fromByteOffset: n - 1, as: UInt8.self))
             }
             return mix(h, w)

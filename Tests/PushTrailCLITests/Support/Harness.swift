@@ -57,7 +57,9 @@ final class TempDir: @unchecked Sendable {
     }
 
     func read(_ name: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: file(name)) else { throw HarnessError("cannot read \(file(name))") }
+        guard let data = FileManager.default.contents(atPath: file(name)) else {
+            throw HarnessError("cannot read \(file(name))")
+        }
         return Array(data)
     }
 }
@@ -98,7 +100,9 @@ enum CLI {
     }
 
     /// Runs `argv` against the store `store` (as `--store DIR` before the command).
-    static func run(store: String, _ argv: [String], environment: [String: String] = [:], stderrIsTerminal: Bool = false)
+    static func run(
+        store: String, _ argv: [String], environment: [String: String] = [:], stderrIsTerminal: Bool = false
+    )
         -> Outcome
     {
         run(["--store", store] + argv, environment: environment, stderrIsTerminal: stderrIsTerminal)
@@ -138,14 +142,17 @@ enum Binary {
         func usable(_ p: String) -> Bool {
             tried.append(p)
             var isDirectory: ObjCBool = false
-            return fm.fileExists(atPath: p, isDirectory: &isDirectory) && !isDirectory.boolValue && fm.isExecutableFile(atPath: p)
+            return fm.fileExists(atPath: p, isDirectory: &isDirectory) && !isDirectory.boolValue
+                && fm.isExecutableFile(atPath: p)
         }
         if let p = ProcessInfo.processInfo.environment["PUSHTRAIL_BIN"], !p.isEmpty {
             if usable(p) { return p }
             throw HarnessError("PUSHTRAIL_BIN=\(p) is not an executable file")
         }
         var runners = [URL(fileURLWithPath: CommandLine.arguments[0])]
-        if let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") { runners.append(URL(fileURLWithPath: exe)) }
+        if let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            runners.append(URL(fileURLWithPath: exe))
+        }
         for runner in runners {
             // Linux: .build/debug/pushtrailPackageTests.xctest; macOS: the bundle's
             // Contents/MacOS/…, a few levels further down.
@@ -207,7 +214,9 @@ enum Binary {
             let out = Array(FileManager.default.contents(atPath: outPath) ?? Data())
             let err = Array(FileManager.default.contents(atPath: errPath) ?? Data())
             if late {
-                throw HarnessError("pushtrail \(process.arguments ?? []) did not finish in time; stderr: \(String(decoding: err, as: UTF8.self))")
+                throw HarnessError(
+                    "pushtrail \(process.arguments ?? []) did not finish in time; stderr: \(String(decoding: err, as: UTF8.self))"
+                )
             }
             return Outcome(status: process.terminationStatus, stdoutBytes: out, stderrBytes: err)
         }
@@ -301,7 +310,9 @@ enum Tool {
 
     /// Runs `name` with `arguments` and returns its standard output; a failing run
     /// is recorded as a failed expectation.
-    static func output(_ name: String, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    static func output(_ name: String, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> String
+    {
         let (status, output) = try run(name, arguments)
         #expect(
             status == 0, "\(name) \(arguments) exited \(status) (is it installed? Scripts/test.sh installs it)",
@@ -326,7 +337,8 @@ enum Line {
             case "\t": out += "\\t"
             default:
                 if scalar.value < 0x20 {
-                    out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                    out +=
+                        "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
                         + String(scalar.value, radix: 16)
                 } else {
                     out.unicodeScalars.append(scalar)
@@ -446,7 +458,8 @@ enum UTC {
             let s = String(v ?? 0)
             return String(repeating: "0", count: max(0, w - s.count)) + s
         }
-        return "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))T\(pad(c.hour, 2)):\(pad(c.minute, 2)):\(pad(c.second, 2))."
+        return
+            "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))T\(pad(c.hour, 2)):\(pad(c.minute, 2)):\(pad(c.second, 2))."
             + pad(Int(millis), 3) + "Z"
     }
 }

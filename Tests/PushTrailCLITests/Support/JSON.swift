@@ -177,7 +177,8 @@ indirect enum JSON: Equatable, CustomStringConvertible {
         }
 
         mutating func hex4() throws -> UInt32 {
-            guard i + 4 <= bytes.count, let v = UInt32(String(decoding: bytes[i..<(i + 4)], as: UTF8.self), radix: 16) else {
+            guard i + 4 <= bytes.count, let v = UInt32(String(decoding: bytes[i..<(i + 4)], as: UTF8.self), radix: 16)
+            else {
                 throw Malformed(message: "bad \\u escape at \(i)")
             }
             i += 4
