@@ -89,7 +89,8 @@ private func requireOneLine(_ reason: String) {
     for scalar in reason.unicodeScalars where scalar.value < 0x20 {
         require(
             false,
-            "reason holds control character U+\(String(scalar.value, radix: 16, uppercase: true)): \(reason.debugDescription)"
+            "reason holds control character U+\(String(scalar.value, radix: 16, uppercase: true)): "
+                + "\(reason.debugDescription)"
         )
     }
 }

@@ -31,7 +31,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         for scalar in message.unicodeScalars where checkMessages && scalar.value < 0x20 {
             require(
                 false,
-                "the error holds control character U+\(String(scalar.value, radix: 16, uppercase: true)): \(message.debugDescription)"
+                "the error holds control character U+\(String(scalar.value, radix: 16, uppercase: true)): "
+                    + "\(message.debugDescription)"
             )
         }
         require((try? TimeExpression.parseTime(text, now: now)) == nil, "parseTime accepts what parse rejects")
@@ -51,7 +52,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
         require(
             back == t,
-            "\(text.debugDescription) prints as \(printed), which reads back as \(back.microseconds) µs, not \(t.microseconds)"
+            "\(text.debugDescription) prints as \(printed), "
+                + "which reads back as \(back.microseconds) µs, not \(t.microseconds)"
         )
     }
     return 0

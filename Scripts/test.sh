@@ -16,6 +16,11 @@ command -v cc >/dev/null || need_packages gcc   # builds the disk-fault injectio
 # can (CI runs as root); elsewhere the browser check is skipped, saying so.
 command -v chromium >/dev/null || need_packages chromium || say "no chromium: the browser check will be skipped"
 
+say "checking the format: swift format lint (the committed .swift-format), lines within 120 columns…"
+swift format lint --strict --recursive --parallel Sources Tests Fuzz Package.swift
+command -v python3 >/dev/null || need_packages python3
+python3 Scripts/line-length.py Sources Tests Fuzz
+
 say "building (debug, with tests)…"
 swift build --build-tests
 

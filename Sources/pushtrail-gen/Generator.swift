@@ -423,7 +423,10 @@ struct Generator {
         out.timestamp(at)
         writeUserAndDevice(user: user, device: device, generation: generation)
         out.raw(
-            #","topic":"com.tt.honeyDue.honeyDueDev","push_type":"alert","priority":10,"payload":{"aps":{"alert":{"title":""#
+            #"""
+            ,"topic":"com.tt.honeyDue.honeyDueDev","push_type":"alert","priority":10,\#
+            "payload":{"aps":{"alert":{"title":"
+            """#
         )
         let name = task.renamed ? taskRenames[Int(task.name)] : taskNames[Int(task.name)]
         let home = homeNames[Int(residences[Int(task.residence)].name)]

@@ -269,7 +269,7 @@ struct DuplicateCursorTests {
     }
 
     @Test(
-        "append duplicates adds many values in one call: to a new key, a key with one value, and one whose values fill pages"
+        "append duplicates adds many values at once: to a new key, a key with one value, one whose values fill pages"
     )
     func appendDuplicates() throws {
         try withTemporaryDirectory { dir throws in

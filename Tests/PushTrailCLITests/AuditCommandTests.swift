@@ -272,7 +272,7 @@ struct AuditCommandTests {
     }
 
     @Test(
-        "sent_after_unregistered is strictly later than the 410: not at the same at, yes one microsecond later; whole-store and scoped agree",
+        "sent_after_unregistered is strictly after the 410: not at the same at, yes 1 µs later; store and scoped agree",
         arguments: [("Unregistered", false), ("Unregistered", true), ("ExpiredToken", false)])
     func sentAfterUnregisteredBoundary(_ reason: String, _ sameAtFirst: Bool) throws {
         let dir = try TempDir()

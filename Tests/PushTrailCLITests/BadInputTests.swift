@@ -64,7 +64,8 @@ struct BrokenRule: Sendable, CustomTestStringConvertible {
             "id missing", Line.delivery("bad").replacingOccurrences(of: "\"id\":\"bad\",", with: ""), "missing \"id\""),
         BrokenRule("id empty", Line.delivery(""), "\"id\" must be 1–128 bytes, not 0"),
         BrokenRule(
-            "id of 129 bytes", Line.delivery(String(repeating: "i", count: 129)), "\"id\" must be 1–128 bytes, not 129"),
+            "id of 129 bytes", Line.delivery(String(repeating: "i", count: 129)),
+            "\"id\" must be 1–128 bytes, not 129"),
         BrokenRule(
             "id of 130 bytes in 65 two-byte characters", Line.delivery(String(repeating: "é", count: 65)),
             "\"id\" must be 1–128 bytes, not 130"),
@@ -72,7 +73,8 @@ struct BrokenRule: Sendable, CustomTestStringConvertible {
         BrokenRule(
             "at without a zone", Line.delivery("bad", at: "2026-11-29T10:00:00"), "\"at\" is \"2026-11-29T10:00:00\""),
         BrokenRule(
-            "at on February 30", Line.delivery("bad", at: "2026-02-30T10:00:00Z"), "\"at\" is \"2026-02-30T10:00:00Z\""),
+            "at on February 30", Line.delivery("bad", at: "2026-02-30T10:00:00Z"),
+            "\"at\" is \"2026-02-30T10:00:00Z\""),
         BrokenRule("user empty", Line.delivery("bad", user: ""), "\"user\" must be 1–256 bytes, not 0"),
         BrokenRule(
             "user of 257 bytes", Line.delivery("bad", user: String(repeating: "u", count: 257)),
@@ -87,11 +89,13 @@ struct BrokenRule: Sendable, CustomTestStringConvertible {
             "\"payload\" must be an object"),
         BrokenRule(
             "notification payload without aps",
-            "{\"type\":\"notification\",\"id\":\"bad\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"u\",\"payload\":{\"task_id\":1}}",
+            "{\"type\":\"notification\",\"id\":\"bad\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"u\","
+                + "\"payload\":{\"task_id\":1}}",
             "\"payload\" has no \"aps\" object"),
         BrokenRule(
             "notification aps not an object",
-            "{\"type\":\"notification\",\"id\":\"bad\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"u\",\"payload\":{\"aps\":\"x\"}}",
+            "{\"type\":\"notification\",\"id\":\"bad\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"u\","
+                + "\"payload\":{\"aps\":\"x\"}}",
             "\"payload.aps\" must be an object"),
         BrokenRule(
             "thread-id of 256 bytes", Line.notification("bad", thread: String(repeating: "t", count: 256)),
@@ -130,7 +134,7 @@ struct BrokenRule: Sendable, CustomTestStringConvertible {
 @Suite("Bad input, end to end through the executable")
 struct BadInputTests {
     @Test(
-        "a line breaking a rule of the input format is rejected with FILE:2 and its reason; the good lines around it are stored",
+        "a line breaking an input format rule is rejected with FILE:2 and its reason; good lines around it are stored",
         arguments: BrokenRule.all)
     func rejectsTheLineAndKeepsTheRest(_ rule: BrokenRule) throws {
         let dir = try TempDir()

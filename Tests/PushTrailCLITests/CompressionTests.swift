@@ -100,7 +100,7 @@ struct CompressionTests {
     }
 
     @Test(
-        "duplicates and conflicts are told apart against compressed records; --strict compresses with the store's dictionary"
+        "duplicates and conflicts are told apart on compressed records; --strict compresses with the store's dictionary"
     )
     func duplicatesConflictsAndStrict() throws {
         let dir = try TempDir()
@@ -153,7 +153,7 @@ struct CompressionTests {
     }
 
     @Test(
-        "a store that never had 1,000 events in one ingest stays format 1; the next large ingest compresses what it brings"
+        "a store never given 1,000 events in one ingest stays format 1; the next large ingest compresses what it brings"
     )
     func smallStoresStayWhole() throws {
         let dir = try TempDir()

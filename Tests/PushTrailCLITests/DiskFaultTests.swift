@@ -77,7 +77,7 @@ struct DiskFaultTests {
     }
 
     @Test(
-        "a page of the map the disk cannot back (SIGBUS) exits 74 with one line, keeps the last commit, and a re-run completes"
+        "a map page the disk cannot back (SIGBUS) exits 74 with one line, keeps the last commit, and a re-run completes"
     )
     func mapFaultThenRerun() throws {
         let dir = try TempDir()

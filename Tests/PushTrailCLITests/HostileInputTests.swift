@@ -147,11 +147,17 @@ enum HostileFixtures {
                 sourceLocation: sourceLocation)
             #expect(
                 c.reason.isEmpty || reason.contains(c.reason),
-                "\(c.origin) (input line \(number)): reason should contain \(c.reason.debugDescription), got \(reason.debugDescription)",
+                """
+                \(c.origin) (input line \(number)): reason should contain \(c.reason.debugDescription), \
+                got \(reason.debugDescription)
+                """,
                 sourceLocation: sourceLocation)
             #expect(
                 controlCharacters(reason).isEmpty,
-                "\(c.origin) (input line \(number)): the reason holds control characters \(controlCharacters(reason)): \(reason.debugDescription)",
+                """
+                \(c.origin) (input line \(number)): the reason holds control characters \(controlCharacters(reason)): \
+                \(reason.debugDescription)
+                """,
                 sourceLocation: sourceLocation)
         }
         #expect(
@@ -213,7 +219,8 @@ struct HostileInputTests {
         let (ingest, seconds) = try HostileFixtures.timed(
             ["--store", dir.store, "ingest", "--rejects", rejects, path], timeout: max(budget, 10))
         print(
-            "HostileInputTests: \(name).ndjson (\(ending.testDescription)): \(cases.count) hostile + \(input.goodIDs.count) good "
+            "HostileInputTests: \(name).ndjson (\(ending.testDescription)): \(cases.count) hostile + "
+                + "\(input.goodIDs.count) good "
                 + "lines ingested in \(String(format: "%.3f", seconds)) s")
 
         #expect(ingest.status == 65, "\(ingest)")
@@ -237,7 +244,7 @@ struct HostileInputTests {
     }
 
     @Test(
-        "odd but valid events (4-byte UTF-8, escapes, -0, 1e-999, 64 levels, U+FEFF, a CRLF line) are all stored as they came"
+        "odd but valid events (4-byte UTF-8, escapes, -0, 1e-999, 64 levels, U+FEFF, a CRLF line) are stored unchanged"
     )
     func acceptedCorpus() throws {
         let dir = try TempDir()
@@ -385,7 +392,10 @@ struct HostileInputTests {
             "\(text.debugDescription): \(lines)")
         #expect(
             HostileFixtures.controlCharacters(r.stderr.replacingOccurrences(of: "\n", with: "")).isEmpty,
-            "the error echoes control characters \(HostileFixtures.controlCharacters(r.stderr)): \(r.stderr.debugDescription)"
+            """
+            the error echoes control characters \(HostileFixtures.controlCharacters(r.stderr)): \
+            \(r.stderr.debugDescription)
+            """
         )
     }
 

@@ -12,7 +12,7 @@ struct ImportTests {
     }
 
     @Test(
-        "the seven sample .apns files become notifications: topic from the bundle key, payload without it, keys in order"
+        "the 7 sample .apns files become notifications: topic from the bundle key, payload without it, keys in order"
     )
     func samples() throws {
         let dir = try TempDir()

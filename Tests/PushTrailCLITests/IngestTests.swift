@@ -168,8 +168,9 @@ struct IngestTests {
         }
     }
 
+    /// Covers duplicates and conflicts of events not filed yet, and 410s after their notifications.
     @Test(
-        "ids and index entries filed in key order later in the transaction: duplicates and conflicts of events not filed yet, and 410s after their notifications, as one by one"
+        "ids and index entries filed in key order later in the transaction come out as if filed one by one"
     )
     func indexRunsFileWhatAppendFiles() throws {
         let dir = try TempDir()
@@ -260,8 +261,10 @@ struct IngestTests {
         #expect(CLI.run(store: dir.store, ["verify"]).status == 0)
     }
 
+    /// The delivery comes earlier in the input, in an earlier ingest, or from another writer between a piped ingest's
+    /// transactions.
     @Test(
-        "a notification stored after its 410 delivery re-files it: the delivery earlier in the input, in an earlier ingest, or from another writer between a piped ingest's transactions"
+        "a notification stored after its 410 delivery re-files it, wherever that delivery came from"
     )
     func notificationAfterItsUnregisteredDelivery() throws {
         let dir = try TempDir()
@@ -342,9 +345,12 @@ struct IngestTests {
     func equalAsJSONValueIsDuplicate() throws {
         let dir = try TempDir()
         let original =
-            "{\"type\":\"delivery\",\"id\":\"d-1\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"u_ann\",\"notification_id\":\"n-1\",\"status\":200,\"meta\":{\"a\":1,\"b\":[1,2]},\"cost\":150}"
+            "{\"type\":\"delivery\",\"id\":\"d-1\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"u_ann\","
+            + "\"notification_id\":\"n-1\",\"status\":200,\"meta\":{\"a\":1,\"b\":[1,2]},\"cost\":150}"
         let reordered =
-            "{ \"meta\" : { \"b\" : [1, 2], \"a\" : 1 }, \"status\": 200, \"cost\": 1.50e2, \"notification_id\": \"n-1\", \"user\": \"u_\\u0061nn\", \"at\": \"2026-11-29T10:00:00Z\", \"id\": \"d-1\", \"type\": \"delivery\" }"
+            "{ \"meta\" : { \"b\" : [1, 2], \"a\" : 1 }, \"status\": 200, \"cost\": 1.50e2, "
+            + "\"notification_id\": \"n-1\", \"user\": \"u_\\u0061nn\", \"at\": \"2026-11-29T10:00:00Z\", "
+            + "\"id\": \"d-1\", \"type\": \"delivery\" }"
         try dir.write("a.ndjson", lines: [original])
         try dir.write("b.ndjson", lines: [reordered])
         #expect(CLI.run(store: dir.store, ["ingest", dir.file("a.ndjson")]).status == 0)

@@ -143,11 +143,11 @@ final class HostileTree {
 }
 
 @Suite(
-    "path safety: export and --rejects never write outside the output directory, follow a symlink or overwrite without --force"
+    "path safety: export and --rejects never write outside the output dir, follow symlinks or overwrite without --force"
 )
 struct PathSafetyTests {
     @Test(
-        "export EVENT_ID of 50 notifications with hostile thread ids: 50 safe names in the working directory, 0 writes elsewhere"
+        "export EVENT_ID of 50 notifications with hostile thread ids: 50 safe names in the cwd, 0 writes elsewhere"
     )
     func defaultNames() throws {
         let tree = try HostileTree()
@@ -177,7 +177,7 @@ struct PathSafetyTests {
     }
 
     @Test(
-        "export --thread X --all --dir DIR for every hostile thread id: one safe name each inside DIR, 0 writes elsewhere"
+        "export --thread X --all --dir DIR for every hostile thread id: one safe name each in DIR, 0 writes elsewhere"
     )
     func allIntoDirectory() throws {
         let tree = try HostileTree()
@@ -203,7 +203,7 @@ struct PathSafetyTests {
     }
 
     @Test(
-        "-o to a planted symlink (to a file, dangling, to a directory) is refused with or without --force; the target is untouched"
+        "-o to a planted symlink (to a file, dangling, to a dir) is refused, --force or not; the target is untouched"
     )
     func symlinkAtOutput() throws {
         let tree = try HostileTree()
@@ -255,7 +255,7 @@ struct PathSafetyTests {
     }
 
     @Test(
-        "--all --dir naming a planted symlink to another directory is refused (DESIGN: export never writes through a symlink)"
+        "--all --dir naming a planted symlink to another dir is refused (DESIGN: export never writes through a symlink)"
     )
     func symlinkAsDirectory() throws {
         let tree = try HostileTree()
@@ -267,7 +267,7 @@ struct PathSafetyTests {
     }
 
     @Test(
-        "an existing file at -o, the default name or an --all name is kept without --force (exit 74 naming --force) and replaced, 0600, with it"
+        "a file at -o, the default name or an --all name is kept without --force (exit 74) and replaced, 0600, with it"
     )
     func existingFile() throws {
         let tree = try HostileTree()
@@ -336,7 +336,7 @@ struct PathSafetyTests {
     }
 
     @Test(
-        "--rejects PATH through a planted symlink (to a file, dangling) or at a FIFO is refused; the target is untouched and nothing is ingested"
+        "--rejects PATH via a planted symlink (file, dangling) or a FIFO is refused; target untouched, nothing ingested"
     )
     func rejectsPath() throws {
         let tree = try HostileTree()

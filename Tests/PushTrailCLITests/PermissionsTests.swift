@@ -13,7 +13,7 @@ struct PermissionsTests {
     func octal(_ path: String) -> String { mode(of: path).map { String($0, radix: 8) } ?? "missing" }
 
     @Test(
-        "under umask 000 and 022: store dir 0700, data.mdb and lock.mdb 0600, --rejects, exports and reports 0600, --all dir 0700 and its files 0600",
+        "umask 000, 022: store and --all dirs 0700; data.mdb, lock.mdb, --rejects, exports, reports, --all files 0600",
         arguments: ["000", "022"])
     func createdModes(umask: String) throws {
         let dir = try TempDir()
@@ -102,7 +102,7 @@ struct PermissionsTests {
     }
 
     @Test(
-        "a store directory writable by group or others (0777, 0770) is refused: exit 74, one line naming chmod, for reading and writing",
+        "a group/other-writable store dir (0777, 0770) is refused for reads and writes: exit 74, one line naming chmod",
         arguments: [0o777, 0o770, 0o720, 0o702] as [Int])
     func writableByOthers(_ permissions: Int) throws {
         let dir = try TempDir()

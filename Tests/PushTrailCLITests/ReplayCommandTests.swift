@@ -168,7 +168,8 @@ enum ReplayFixtures {
             notification(
                 n1, at: "2026-11-20T08:00:00Z", task: 7, thread: "task-7", title: "Due soon: Clean gutters",
                 custom:
-                    #""task_name":"Clean gutters","residence_id":12,"residence_name":"Home","due_date":"2026-11-25","notification_type":"task_due_soon","#
+                    #""task_name":"Clean gutters","residence_id":12,"residence_name":"Home","due_date":"2026-11-25","#
+                    + #""notification_type":"task_due_soon","#
                     + actionable),
             delivery("dlv-1", for: n1, at: "2026-11-20T08:00:01Z"),
             action(
@@ -180,8 +181,8 @@ enum ReplayFixtures {
                 n2, at: "2026-11-22T08:00:00Z", task: 7, thread: "task-7", category: "TASK_IN_PROGRESS",
                 title: "In progress",
                 custom:
-                    #""task_name":"Clean gutters and drains","due_date":"2026-11-27","button_types":["edit","complete","cancel"]"#
-            ),
+                    #""task_name":"Clean gutters and drains","due_date":"2026-11-27","#
+                    + #""button_types":["edit","complete","cancel"]"#),
             action(
                 "act-3", "complete", outcome: "rejected", at: "2026-11-22T09:00:00Z", task: 7, notification: n2,
                 extra: #","http_status":409"#),
@@ -541,7 +542,7 @@ struct ReplayCommandTests {
     }
 
     @Test(
-        "story a: after the failed complete task 1102 is still active with no completion, and the failure is in its history"
+        "story a: after the failed complete task 1102 stays active with no completion; the failure is in its history"
     )
     func storyFailedComplete() throws {
         let dir = try TempDir()
@@ -558,7 +559,7 @@ struct ReplayCommandTests {
     }
 
     @Test(
-        "story b: the TASK_ACTIONABLE sent while task 1109 was cancelled is flagged in the thread; the rejected complete is not"
+        "story b: TASK_ACTIONABLE sent to cancelled task 1109 is flagged in its thread; the rejected complete is not"
     )
     func storyWrongButtons() throws {
         let dir = try TempDir()
@@ -575,7 +576,7 @@ struct ReplayCommandTests {
     }
 
     @Test(
-        "story c and the offsets: task 1106's thread flags the two sends to the dead token, and -05:00 times order as instants"
+        "story c and offsets: task 1106's thread flags both sends to the dead token; -05:00 times order as instants"
     )
     func storyDeadToken() throws {
         let dir = try TempDir()
@@ -767,7 +768,8 @@ struct ReplayCommandTests {
         let dir = try TempDir()
         // A line with spacing, escapes, unknown fields, number spellings and an offset.
         let odd =
-            #"{ "type" : "delivery", "id":"dlv-odd", "at":"2026-11-21T09:00:01.123456+02:00", "user":"u_\u0061nn", "notification_id":""#
+            #"{ "type" : "delivery", "id":"dlv-odd", "at":"2026-11-21T09:00:01.123456+02:00", "user":"u_\u0061nn", "#
+            + #""notification_id":""#
             + R.Mixed.n2.uppercased()
             + #"", "status":200, "meta":{"z":[1.50,2e3,"é\u00e9 \"q\"",true,null],"a":{}}, "device":"ab12"  }"#
         let store = try R.ingest(dir, R.Mixed.lines + [odd])
@@ -806,7 +808,9 @@ struct ReplayCommandTests {
 
         /// x1's payload as emitted: keys in an unusual order, spacing inside values.
         static let x1Payload =
-            #"{"task_id":7,"aps":{"thread-id":"task-7","alert":{"title":"First","body":"One"},"category":"TASK_ACTIONABLE"},"zeta":{ "b" : 1, "a" : [1, 2.50, "x\"y"] },"task_name":"Clean gutters","alpha":"é\u00e9"}"#
+            #"{"task_id":7,"aps":{"thread-id":"task-7","alert":{"title":"First","body":"One"},"#
+            + #""category":"TASK_ACTIONABLE"},"zeta":{ "b" : 1, "a" : [1, 2.50, "x\"y"] },"#
+            + #""task_name":"Clean gutters","alpha":"é\u00e9"}"#
 
         static let lines: [String] = [
             #"{"type":"notification","id":""# + x1
@@ -1012,7 +1016,7 @@ struct ReplayCommandTests {
     }
 
     @Test(
-        "SafeFileName keeps hostile ids inside the directory: safe characters, not hidden, ≤ 255 bytes, ending -<seq>.apns",
+        "SafeFileName keeps hostile ids inside the dir: safe characters, not hidden, ≤ 255 bytes, ending -<seq>.apns",
         arguments: ReplayCommandTests.hostileThreads + [
             String(repeating: "x", count: 300), String(repeating: "/", count: 300), "",
         ])

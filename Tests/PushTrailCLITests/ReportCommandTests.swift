@@ -219,7 +219,8 @@ struct ReportCommandTests {
         let escaped = HTMLReport.escape(hostile)
         #expect(
             escaped
-                == "&lt;a href=&#39;x&#39; onclick=&quot;y&quot;&gt;&amp;amp;\u{FFFD}\u{FFFD}\u{FFFD}[31m\u{FFFD}&lt;/a&gt;"
+                == "&lt;a href=&#39;x&#39; onclick=&quot;y&quot;&gt;&amp;amp;"
+                + "\u{FFFD}\u{FFFD}\u{FFFD}[31m\u{FFFD}&lt;/a&gt;"
         )
         #expect(HTMLReport.escape("Due: \"Mow\" lawn\nnow\t✓") == "Due: &quot;Mow&quot; lawn\nnow\t✓")
     }

@@ -135,8 +135,8 @@ struct SecretsTests {
         // The device rows and finding messages are there, masked.
         #expect(masksSeen > 100, "\(masksSeen) of \(commands) outputs show a masked token")
         print(
-            "secrets: \(commands) human-output commands over \(c.eventCount) events and \(c.tokens.count) tokens: 0 leaks"
-        )
+            "secrets: \(commands) human-output commands over \(c.eventCount) events and \(c.tokens.count) tokens: "
+                + "0 leaks")
     }
 
     @Test(
@@ -156,7 +156,7 @@ struct SecretsTests {
     }
 
     @Test(
-        "error paths do not echo a stored token: unknown ids, threads, tasks, a non-notification export, conflicts and rejected lines"
+        "errors don't echo a stored token: unknown ids, threads, tasks, a non-notification export, conflicts, rejects"
     )
     func errorPaths() throws {
         let c = try TokenCorpus()
@@ -186,12 +186,18 @@ struct SecretsTests {
             "bad.ndjson",
             lines: [
                 conflicting,
-                "{\"type\":\"\(anyToken)\",\"id\":\"x1\",\"at\":\"\(Line.at)\",\"user\":\"u\",\"device\":\"\(anyToken)\"}",
-                "{\"type\":\"delivery\",\"id\":\"x2\",\"at\":\"\(anyToken)\",\"user\":\"u\",\"notification_id\":\"n\",\"status\":200}",
-                "{\"type\":\"delivery\",\"id\":\"x3\",\"at\":\"\(Line.at)\",\"user\":\"u\",\"notification_id\":\"n\",\"status\":200,\"device\":[\"\(anyToken)\"]}",
-                "{\"type\":\"delivery\",\"id\":\"x4\",\"at\":\"\(Line.at)\",\"user\":\"u\",\"notification_id\":\"n\",\"status\":\"\(anyToken)\"}",
-                "{\"type\":\"action\",\"id\":\"x5\",\"at\":\"\(Line.at)\",\"user\":\"u\",\"task_id\":1,\"action\":\"\(anyToken)\",\"outcome\":\"ok\"}",
-                "{\"type\":\"delivery\",\"id\":\"\(anyToken)x\",\"at\":\"\(Line.at)\",\"user\":\"u\",\"notification_id\":\"n\",\"status\":200,\"status\":200}",
+                "{\"type\":\"\(anyToken)\",\"id\":\"x1\",\"at\":\"\(Line.at)\",\"user\":\"u\","
+                    + "\"device\":\"\(anyToken)\"}",
+                "{\"type\":\"delivery\",\"id\":\"x2\",\"at\":\"\(anyToken)\",\"user\":\"u\","
+                    + "\"notification_id\":\"n\",\"status\":200}",
+                "{\"type\":\"delivery\",\"id\":\"x3\",\"at\":\"\(Line.at)\",\"user\":\"u\","
+                    + "\"notification_id\":\"n\",\"status\":200,\"device\":[\"\(anyToken)\"]}",
+                "{\"type\":\"delivery\",\"id\":\"x4\",\"at\":\"\(Line.at)\",\"user\":\"u\","
+                    + "\"notification_id\":\"n\",\"status\":\"\(anyToken)\"}",
+                "{\"type\":\"action\",\"id\":\"x5\",\"at\":\"\(Line.at)\",\"user\":\"u\","
+                    + "\"task_id\":1,\"action\":\"\(anyToken)\",\"outcome\":\"ok\"}",
+                "{\"type\":\"delivery\",\"id\":\"\(anyToken)x\",\"at\":\"\(Line.at)\",\"user\":\"u\","
+                    + "\"notification_id\":\"n\",\"status\":200,\"status\":200}",
                 "{\"device\":\"\(anyToken)\"",
             ])
         for argv in [["ingest", bad], ["ingest", "--json", bad], ["ingest", "--strict", bad]] {

@@ -20,7 +20,8 @@ struct ShellIntegrationTests {
     static func bashCompletes(_ script: String, _ words: [String]) throws -> [String] {
         let quoted = words.map { "'\($0)'" }.joined(separator: " ")
         let program =
-            "source '\(script)'; COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); _pushtrail; printf '%s\\n' \"${COMPREPLY[@]}\""
+            "source '\(script)'; COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); "
+            + "_pushtrail; printf '%s\\n' \"${COMPREPLY[@]}\""
         let (status, out) = try shell("bash", ["-c", program])
         #expect(status == 0)
         return out.split(separator: "\n").map(String.init)

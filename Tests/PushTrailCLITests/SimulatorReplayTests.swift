@@ -92,21 +92,37 @@ enum Chores {
     static let token = "9d8ad616c0ffee00112233445566778899aabbccddeeff00112233445566b7f0"
 
     static let lines: [String] = [
-        #"{"type":"notification","id":"a1000000-0000-4000-8000-000000000001","at":"2026-11-20T08:00:00Z","user":"u_ann","device":"9d8ad616c0ffee00112233445566778899aabbccddeeff00112233445566b7f0","topic":"com.example.honeydue","payload":{"aps":{"alert":{"title":"Due soon","body":"Take out the bins"},"category":"TASK_ACTIONABLE","thread-id":"chores-1"},"task_id":7}}"#,
-        #"{"type":"delivery","id":"dlv-1","at":"2026-11-20T08:00:01Z","user":"u_ann","notification_id":"a1000000-0000-4000-8000-000000000001","status":200}"#,
-        #"{"type":"notification","id":"a1000000-0000-4000-8000-000000000002","at":"2026-11-20T08:00:02.5Z","user":"u_ann","topic":"com.example.honeydue","payload":{"aps":{"alert":{"title":"Don't\nforget","body":"The bins"},"category":"TASK_ACTIONABLE","thread-id":"chores-1"},"task_id":7,"note":"a \"quoted\" word"}}"#,
-        #"{"type":"action","id":"act-1","at":"2026-11-20T09:00:00Z","user":"u_ann","task_id":7,"action":"complete","outcome":"failed","notification_id":"a1000000-0000-4000-8000-000000000002","http_status":500,"error":"Internal\nServer Error"}"#,
-        #"{"type":"notification","id":"a1000000-0000-4000-8000-000000000003","at":"2026-11-23T10:00:02.5Z","user":"u_ann","topic":"com.example.o'neil","payload":{"aps":{"alert":{"title":"Done","body":"Bins are out"},"category":"TASK_COMPLETED","thread-id":"chores-1"},"task_id":7}}"#,
-        #"{"type":"delivery","id":"dlv-3","at":"2026-11-23T10:00:03.5Z","user":"u_ann","notification_id":"a1000000-0000-4000-8000-000000000003","status":410,"reason":"Unregistered"}"#,
+        #"{"type":"notification","id":"a1000000-0000-4000-8000-000000000001","at":"2026-11-20T08:00:00Z","#
+            + #""user":"u_ann","device":"9d8ad616c0ffee00112233445566778899aabbccddeeff00112233445566b7f0","#
+            + #""topic":"com.example.honeydue","payload":{"aps":{"alert":{"title":"Due soon","#
+            + #""body":"Take out the bins"},"category":"TASK_ACTIONABLE","thread-id":"chores-1"},"task_id":7}}"#,
+        #"{"type":"delivery","id":"dlv-1","at":"2026-11-20T08:00:01Z","user":"u_ann","#
+            + #""notification_id":"a1000000-0000-4000-8000-000000000001","status":200}"#,
+        #"{"type":"notification","id":"a1000000-0000-4000-8000-000000000002","at":"2026-11-20T08:00:02.5Z","#
+            + #""user":"u_ann","topic":"com.example.honeydue","payload":{"aps":{"alert":{"title":"Don't\nforget","#
+            + #""body":"The bins"},"category":"TASK_ACTIONABLE","thread-id":"chores-1"},"task_id":7,"#
+            + #""note":"a \"quoted\" word"}}"#,
+        #"{"type":"action","id":"act-1","at":"2026-11-20T09:00:00Z","user":"u_ann","task_id":7,"action":"complete","#
+            + #""outcome":"failed","notification_id":"a1000000-0000-4000-8000-000000000002","http_status":500,"#
+            + #""error":"Internal\nServer Error"}"#,
+        #"{"type":"notification","id":"a1000000-0000-4000-8000-000000000003","at":"2026-11-23T10:00:02.5Z","#
+            + #""user":"u_ann","topic":"com.example.o'neil","payload":{"aps":{"alert":{"title":"Done","#
+            + #""body":"Bins are out"},"category":"TASK_COMPLETED","thread-id":"chores-1"},"task_id":7}}"#,
+        #"{"type":"delivery","id":"dlv-3","at":"2026-11-23T10:00:03.5Z","user":"u_ann","#
+            + #""notification_id":"a1000000-0000-4000-8000-000000000003","status":410,"reason":"Unregistered"}"#,
     ]
 
     /// The `.apns` bytes of each notification, written out by hand.
     static let payloads: [String] = [
-        #"{"Simulator Target Bundle":"com.example.honeydue","aps":{"alert":{"title":"Due soon","body":"Take out the bins"},"category":"TASK_ACTIONABLE","thread-id":"chores-1"},"task_id":7}"#
+        #"{"Simulator Target Bundle":"com.example.honeydue","aps":{"alert":{"title":"Due soon","#
+            + #""body":"Take out the bins"},"category":"TASK_ACTIONABLE","thread-id":"chores-1"},"task_id":7}"#
             + "\n",
-        #"{"Simulator Target Bundle":"com.example.honeydue","aps":{"alert":{"title":"Don't\nforget","body":"The bins"},"category":"TASK_ACTIONABLE","thread-id":"chores-1"},"task_id":7,"note":"a \"quoted\" word"}"#
+        #"{"Simulator Target Bundle":"com.example.honeydue","aps":{"alert":{"title":"Don't\nforget","#
+            + #""body":"The bins"},"category":"TASK_ACTIONABLE","thread-id":"chores-1"},"task_id":7,"#
+            + #""note":"a \"quoted\" word"}"#
             + "\n",
-        #"{"Simulator Target Bundle":"com.example.o'neil","aps":{"alert":{"title":"Done","body":"Bins are out"},"category":"TASK_COMPLETED","thread-id":"chores-1"},"task_id":7}"#
+        #"{"Simulator Target Bundle":"com.example.o'neil","aps":{"alert":{"title":"Done","body":"Bins are out"},"#
+            + #""category":"TASK_COMPLETED","thread-id":"chores-1"},"task_id":7}"#
             + "\n",
     ]
 
@@ -278,7 +294,7 @@ struct SimulatorReplayTests {
     }
 
     @Test(
-        "the --dry-run script, run by /bin/sh, pushes each payload byte for byte to the device and bundle, and sleeps as planned"
+        "the --dry-run script, run by /bin/sh, pushes payloads byte for byte to device and bundle and sleeps as planned"
     )
     func dryRunScriptRuns() throws {
         let dir = try TempDir()
@@ -344,14 +360,16 @@ struct SimulatorReplayTests {
             # pushtrail replay: thread task-1102 as of 2026-11-08T23:59:00.000Z, 4 notifications
             set -e
 
-            # push 1/4 #23 TASK_ACTIONABLE "Due soon: Clean gutters" · 2026-11-04T08:00:00.180Z · user u_alice · device 9d8a…8928
+            # push 1/4 #23 TASK_ACTIONABLE "Due soon: Clean gutters" · 2026-11-04T08:00:00.180Z · user u_alice · \#
+            device 9d8a…8928
             xcrun simctl push 'booted' 'com.tt.honeyDue.honeyDueDev' - <<'PUSHTRAIL_APNS_23'
             <23>
             PUSHTRAIL_APNS_23
 
             # 0.037 seconds later
             sleep 0.037
-            # push 2/4 #24 TASK_ACTIONABLE "Due soon: Clean gutters" · 2026-11-04T08:00:00.217Z · user u_ben · device ae4d…7b86
+            # push 2/4 #24 TASK_ACTIONABLE "Due soon: Clean gutters" · 2026-11-04T08:00:00.217Z · user u_ben · \#
+            device ae4d…7b86
             xcrun simctl push 'booted' 'com.tt.honeyDue.honeyDueDev' - <<'PUSHTRAIL_APNS_24'
             <24>
             PUSHTRAIL_APNS_24
@@ -360,20 +378,23 @@ struct SimulatorReplayTests {
             # 2026-11-04T08:00:01.157Z  #26  delivery 200 accepted · user u_alice · device 9d8a…8928
             # 4 days later — waiting 10 seconds (--max-gap)
             sleep 10
-            # push 3/4 #54 TASK_ACTIONABLE "Due soon: Clean gutters" · 2026-11-08T08:00:00.936Z · user u_alice · device 9d8a…8928
+            # push 3/4 #54 TASK_ACTIONABLE "Due soon: Clean gutters" · 2026-11-08T08:00:00.936Z · user u_alice · \#
+            device 9d8a…8928
             xcrun simctl push 'booted' 'com.tt.honeyDue.honeyDueDev' - <<'PUSHTRAIL_APNS_54'
             <54>
             PUSHTRAIL_APNS_54
 
             # 0.037 seconds later
             sleep 0.037
-            # push 4/4 #55 TASK_ACTIONABLE "Due soon: Clean gutters" · 2026-11-08T08:00:00.973Z · user u_ben · device ae4d…7b86
+            # push 4/4 #55 TASK_ACTIONABLE "Due soon: Clean gutters" · 2026-11-08T08:00:00.973Z · user u_ben · \#
+            device ae4d…7b86
             xcrun simctl push 'booted' 'com.tt.honeyDue.honeyDueDev' - <<'PUSHTRAIL_APNS_55'
             <55>
             PUSHTRAIL_APNS_55
             # 2026-11-08T08:00:01.291Z  #56  delivery 200 accepted · user u_ben · device ae4d…7b86
             # 2026-11-08T08:00:02.485Z  #57  delivery 200 accepted · user u_alice · device 9d8a…8928
-            # 2026-11-08T16:42:00.696Z  #61  action complete → failed (HTTP 500: Internal Server Error) · user u_alice · device 9d8a…8928
+            # 2026-11-08T16:42:00.696Z  #61  action complete → failed (HTTP 500: Internal Server Error) · \#
+            user u_alice · device 9d8a…8928
 
             """#
         var exports: [[UInt8]] = []
@@ -412,7 +433,7 @@ struct SimulatorReplayTests {
     // MARK: - Real runs against a stand-in xcrun
 
     @Test(
-        "a real run pushes each notification in order through xcrun simctl push DEVICE BUNDLE -, the export bytes on stdin"
+        "a real run pushes each notification in order via xcrun simctl push DEVICE BUNDLE -, the export bytes on stdin"
     )
     func realRun() throws {
         let dir = try TempDir()
@@ -498,7 +519,8 @@ struct SimulatorReplayTests {
         #expect(r.stdout.isEmpty)
         #expect(
             r.stderr
-                == "pushtrail: xcrun not found: replay needs Xcode's simctl (macOS); use --dry-run to print the commands, or export --all --dir DIR for .apns files\n"
+                == "pushtrail: xcrun not found: replay needs Xcode's simctl (macOS); use --dry-run to print the "
+                + "commands, or export --all --dir DIR for .apns files\n"
         )
         // --dry-run needs no xcrun.
         let dry = try Binary.run(
@@ -587,7 +609,7 @@ struct SimulatorReplayTests {
     }
 
     @Test(
-        "the bundle id comes as in export: --bundle, the topic, $PUSHTRAIL_BUNDLE, else a usage error; export's warnings too"
+        "the bundle id is as in export: --bundle, the topic, $PUSHTRAIL_BUNDLE, or a usage error; export's warnings too"
     )
     func bundleAndWarnings() throws {
         let dir = try TempDir()
@@ -611,7 +633,9 @@ struct SimulatorReplayTests {
         #expect(pushes.map { $0.split(separator: " ")[4] } == ["'com.env'", "'\(R.topic)'"])
         #expect(
             env.stderrLines == [
-                "pushtrail: warning: category \"ODD\" is not one the app registers (\(PushTrailModel.Category.allCases.map(\.rawValue).joined(separator: ", "))): the simulator will show no action buttons"
+                "pushtrail: warning: category \"ODD\" is not one the app registers "
+                    + "(\(PushTrailModel.Category.allCases.map(\.rawValue).joined(separator: ", "))): "
+                    + "the simulator will show no action buttons"
             ])
     }
 

@@ -131,7 +131,8 @@ enum TamperKit {
             let user = "u\(rng.next() % 7)"
             let task = Int(rng.next() % 40) + 1000
             let at =
-                "2026-11-\(10 + rng.next() % 18)T\(10 + rng.next() % 10):\(10 + rng.next() % 50):\(10 + rng.next() % 50)."
+                "2026-11-\(10 + rng.next() % 18)T\(10 + rng.next() % 10):"
+                + "\(10 + rng.next() % 50):\(10 + rng.next() % 50)."
                 + String(100_000 + rng.next() % 900_000) + "Z"
             switch rng.next() % 10 {
             case 0..<4:
@@ -190,7 +191,7 @@ struct TamperTests {
     }
 
     @Test(
-        "1,000 random single-byte changes anywhere in stored event values (header, hash, JSON): 1,000 detected, each at the changed seq"
+        "1,000 random one-byte changes in stored event values (header, hash, JSON): 1,000 detected, each at its seq"
     )
     func singleByteChanges() throws {
         let dir = try TempDir()
@@ -234,7 +235,10 @@ struct TamperTests {
             #expect(r.status == 1, "iteration \(iteration): seq \(seq) offset \(offset) ^ \(flip) not detected: \(r)")
             #expect(
                 json["first_bad_seq"]?.int == Int(seq),
-                "iteration \(iteration): seq \(seq) offset \(offset) ^ \(flip) named \(json["first_bad_seq"]?.description ?? "nothing")"
+                """
+                iteration \(iteration): seq \(seq) offset \(offset) ^ \(flip) named \
+                \(json["first_bad_seq"]?.description ?? "nothing")
+                """
             )
             #expect(json["reason"]?.string?.isEmpty == false)
             if iteration % 100 == 0 {
@@ -311,7 +315,7 @@ struct TamperTests {
     }
 
     @Test(
-        "changes at the edges of verify's ranges (each thread checks ranges of seqs against the stored hash before them) are named exactly"
+        "changes at the edges of verify's seq ranges (each thread checks one against the prior hash) are named exactly"
     )
     func rangeEdges() throws {
         let dir = try TempDir()
@@ -382,7 +386,7 @@ struct TamperTests {
     }
 
     @Test(
-        "a consistent rewrite of the whole chain after one change passes verify, but head differs from the one noted before",
+        "a consistent whole-chain rewrite after one change passes verify, but head differs from the one noted before",
         arguments: [1, 137, 300] as [UInt64])
     func rewrittenChain(changed seq: UInt64) throws {
         let dir = try TempDir()

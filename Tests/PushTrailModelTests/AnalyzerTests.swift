@@ -126,7 +126,7 @@ struct AnalyzerTests {
     // MARK: category_state_mismatch
 
     @Test(
-        "category_state_mismatch: TASK_ACTIONABLE sent for a cancelled task names the state, the action and the expected category"
+        "category_state_mismatch: TASK_ACTIONABLE for a cancelled task names the state, action and expected category"
     )
     func categoryStateMismatch() throws {
         let findings = try A.findings([
@@ -192,7 +192,7 @@ struct AnalyzerTests {
     }
 
     @Test(
-        "button_types equal to the category's set in another order (or repeated) are fine; absent button_types are not checked"
+        "button_types equal to the category's set in another order (or repeated) are fine; absent ones are not checked"
     )
     func buttonsAsASet() throws {
         #expect(
@@ -212,7 +212,7 @@ struct AnalyzerTests {
     // MARK: premium_mismatch
 
     @Test(
-        "premium_mismatch: a free user (is_premium false) sent TASK_ACTIONABLE; the message names the user and the category"
+        "premium_mismatch: a free user (is_premium false) sent TASK_ACTIONABLE; the message names the user and category"
     )
     func premiumMismatchFreeUser() throws {
         let findings = try A.findings([
@@ -229,7 +229,7 @@ struct AnalyzerTests {
     }
 
     @Test(
-        "premium_mismatch: a premium user sent TASK_NOTIFICATION_GENERIC is that finding only, not also a category mismatch"
+        "premium_mismatch: a premium user sent TASK_NOTIFICATION_GENERIC is that finding only, not a category mismatch"
     )
     func premiumMismatchGenericForPremium() throws {
         for premium in [true, nil] as [Bool?] {
@@ -275,7 +275,8 @@ struct AnalyzerTests {
     func threadIDNearMiss() throws {
         #expect(try A.findings([A.notification(A.n1, thread: "task-7")]).isEmpty)
         let missing = try A.decode(
-            #"{"type":"notification","id":"n-0009","at":"2026-11-20T08:00:00Z","user":"u_ann","payload":{"aps":{"category":"TASK_ACTIONABLE"},"task_id":7}}"#
+            #"{"type":"notification","id":"n-0009","at":"2026-11-20T08:00:00Z","user":"u_ann","#
+                + #""payload":{"aps":{"category":"TASK_ACTIONABLE"},"task_id":7}}"#
         )
         #expect(try A.findings([missing]).map(\.code) == [.threadIDMismatch])
         #expect(try A.findings([A.notification(A.n1, thread: "task-70")]).map(\.code) == [.threadIDMismatch])
@@ -332,7 +333,7 @@ struct AnalyzerTests {
     // MARK: action_not_offered
 
     @Test(
-        "action_not_offered: complete pressed on a TASK_CANCELLED notification after uncancel names the action, notification and category"
+        "action_not_offered: complete on TASK_CANCELLED after uncancel names the action, notification and category"
     )
     func actionNotOffered() throws {
         let findings = try A.findings([
@@ -365,7 +366,7 @@ struct AnalyzerTests {
     }
 
     @Test(
-        "an action naming an unknown notification is not action_not_offered; open and dismiss on TASK_COMPLETED are offered"
+        "an action naming an unknown notification isn't action_not_offered; open, dismiss on TASK_COMPLETED are offered"
     )
     func actionNotOfferedNearMisses() throws {
         #expect(try A.findings([A.action("act-x", "complete", notification: "nowhere-1")]).isEmpty)
@@ -391,7 +392,7 @@ struct AnalyzerTests {
     // MARK: notification_after_delete
 
     @Test(
-        "notification_after_delete: a notification for a deleted task names the deleting action, and is not also a category mismatch"
+        "notification_after_delete: a notification for a deleted task names the deleting action, no category mismatch"
     )
     func notificationAfterDelete() throws {
         let findings = try A.findings([
@@ -439,7 +440,7 @@ struct AnalyzerTests {
     }
 
     @Test(
-        "payload_too_large: 4097 compact bytes is flagged with its size; exactly 4096 is fine (whitespace outside strings not counted)"
+        "payload_too_large: 4097 compact bytes flagged with the size, 4096 not (whitespace outside strings not counted)"
     )
     func payloadTooLarge() throws {
         #expect(try A.findings([AnalyzerTests.payload(ofCompactSize: 4096)]).isEmpty)
@@ -457,7 +458,7 @@ struct AnalyzerTests {
     // MARK: delivery_failed
 
     @Test(
-        "delivery_failed: a 410 names the delivery, the notification, the status and the reason, with the notification's task"
+        "delivery_failed: a 410 names the delivery, notification, status and reason, with the notification's task"
     )
     func deliveryFailed() throws {
         let findings = try A.findings([
@@ -492,7 +493,7 @@ struct AnalyzerTests {
     // MARK: sent_after_unregistered
 
     @Test(
-        "sent_after_unregistered: a notification to a device after its 410 names the masked device, the delivery and the reason"
+        "sent_after_unregistered: a notification to a device after its 410 names the masked device, delivery and reason"
     )
     func sentAfterUnregistered() throws {
         let gone = Unregistration(

@@ -151,7 +151,8 @@ struct JSONViewTests {
     @Test("int64 reads integers that fit and nothing else")
     func int64() throws {
         try withJSON(
-            #"[0, -0, 42, -42, 9223372036854775807, -9223372036854775808, 9223372036854775808, -9223372036854775809, 1.0, 1e2, "7", true]"#
+            #"[0, -0, 42, -42, 9223372036854775807, -9223372036854775808, 9223372036854775808, -9223372036854775809,"#
+                + #" 1.0, 1e2, "7", true]"#
         ) { json throws in
             let values = json.elements(json.root).map { json.int64($0) }
             #expect(values == [0, 0, 42, -42, Int64.max, Int64.min, nil, nil, nil, nil, nil, nil])

@@ -30,7 +30,8 @@ enum FoldFixtures {
         let extra = custom.isEmpty ? "" : "," + custom
         let line =
             "{\"type\":\"notification\",\"id\":\"\(id)\",\"at\":\"\(at)\",\"user\":\"u_fold\","
-            + "\"payload\":{\"aps\":{\"category\":\"TASK_ACTIONABLE\",\"thread-id\":\"task-7\"},\"task_id\":\(taskID)\(extra)}}"
+            + "\"payload\":{\"aps\":{\"category\":\"TASK_ACTIONABLE\",\"thread-id\":\"task-7\"},"
+            + "\"task_id\":\(taskID)\(extra)}}"
         var decoder = EventDecoder()
         return try decoder.decode(Array(line.utf8))
     }
@@ -126,7 +127,7 @@ struct TaskFoldTests {
     }
 
     @Test(
-        "every row of the state machine's table: a valid accepted action takes the task where the table says, unflagged",
+        "every row of the state machine table: a valid accepted action takes the task where the table says, unflagged",
         arguments: FoldFixtures.matrix.filter { FoldFixtures.validFrom[$0.action]!.contains($0.from) })
     func validTransitions(_ cell: F.Cell) throws {
         let start = try F.task(in: cell.from)

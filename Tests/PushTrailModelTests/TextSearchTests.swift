@@ -26,8 +26,8 @@ struct TextSearchTests {
     @Test("text written with JSON escapes is the text it spells")
     func escapes() {
         let line = Array(
-            #"{"residence_name":"R\u00e9sidence C\u00f4t\u00e9","task_name":"\u6392\u6c34\u6e9d","x":"\ud83c\udfe0 home","q":"say \"hi\""}"#
-                .utf8)
+            (#"{"residence_name":"R\u00e9sidence C\u00f4t\u00e9","task_name":"\u6392\u6c34\u6e9d","#
+                + #""x":"\ud83c\udfe0 home","q":"say \"hi\""}"#).utf8)
         #expect(TextSearch("RÉSIDENCE").matches(line))
         #expect(TextSearch("côté").matches(line))
         #expect(TextSearch("排水溝").matches(line))

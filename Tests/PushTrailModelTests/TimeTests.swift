@@ -154,8 +154,8 @@ struct TimestampTests {
         }
         for _ in 0..<20_000 {
             let text =
-                "\(pad(next(10_000), 4))-\(pad(next(14), 2))-\(pad(next(33), 2))T\(pad(next(25), 2)):\(pad(next(61), 2)):"
-                + "\(pad(next(62), 2)).\(pad(next(1000), 3))Z"
+                "\(pad(next(10_000), 4))-\(pad(next(14), 2))-\(pad(next(33), 2))T\(pad(next(25), 2)):"
+                + "\(pad(next(61), 2)):\(pad(next(62), 2)).\(pad(next(1000), 3))Z"
             texts.append(Array(text.utf8))
         }
         for text in [

@@ -9,7 +9,8 @@ import Testing
 struct APNSFileTests {
     static let file = """
         {
-            "aps" : { "alert" : { "title" : "Clean  gutters", "body" : "Due tomorrow" }, "category" : "TASK_ACTIONABLE" },
+            "aps" : { "alert" : { "title" : "Clean  gutters", "body" : "Due tomorrow" }, \
+        "category" : "TASK_ACTIONABLE" },
             "Simulator Target Bundle" : "com.example.homeapp",
             "task_id" : 7,
             "button_types" : [ "edit", "complete" ],
@@ -45,7 +46,8 @@ struct APNSFileTests {
                 json.members(payload).map { json.string($0.key) } == ["aps", "task_id", "button_types", "residence_id"])
             #expect(json.rawString(json.member(payload, "residence_id")!) == "1.50e1")
             let expected =
-                #"{"aps":{"alert":{"title":"Clean  gutters","body":"Due tomorrow"},"category":"TASK_ACTIONABLE"},"task_id":7,"button_types":["edit","complete"],"residence_id":1.50e1}"#
+                #"{"aps":{"alert":{"title":"Clean  gutters","body":"Due tomorrow"},"category":"TASK_ACTIONABLE"},"#
+                + #""task_id":7,"button_types":["edit","complete"],"residence_id":1.50e1}"#
             #expect(try jsonEqual(json.rawString(payload), expected))
         }
     }
@@ -144,7 +146,8 @@ struct APNSExportTests {
     @Test("the bundle comes first, then every payload key in order with its value as ingested")
     func export() throws {
         let payload =
-            #"{ "aps" : { "alert" : "Hi  there" , "badge" : 1 }, "task_id" : 7, "due_date" : "2026-12-01", "n" : 1.50e1 }"#
+            #"{ "aps" : { "alert" : "Hi  there" , "badge" : 1 }, "task_id" : 7, "due_date" : "2026-12-01","#
+            + #" "n" : 1.50e1 }"#
         let raw = Fixture.notification.with("payload", payload).bytes
         let file = try APNSFile.export(event: raw, bundle: "com.example.homeapp")
         #expect(file.last == UInt8(ascii: "\n"))
@@ -161,7 +164,8 @@ struct APNSExportTests {
     @Test("an imported file exports back to the same keys and values")
     func importThenExport() throws {
         let original =
-            #"{"Simulator Target Bundle":"com.example.homeapp","aps":{"alert":{"title":"T","body":"B"},"category":"TASK_ACTIONABLE"},"task_id":7,"button_types":["edit","complete"]}"#
+            #"{"Simulator Target Bundle":"com.example.homeapp","aps":{"alert":{"title":"T","body":"B"},"#
+            + #""category":"TASK_ACTIONABLE"},"task_id":7,"button_types":["edit","complete"]}"#
         let line = try APNSFile.eventLine(
             file: Array(original.utf8), user: "u", at: utcSeconds(referenceSeconds), id: nil, topic: nil)
         let exported = try APNSFile.export(event: line, bundle: "com.example.homeapp")

@@ -309,7 +309,10 @@ struct AgreementTests {
         }
         #expect(
             mismatches.count == 0,
-            "\(mismatches.count) of \(threads.count) threads disagree with the audit: \(mismatches.prefix(5).joined(separator: "; "))"
+            """
+            \(mismatches.count) of \(threads.count) threads disagree with the audit: \
+            \(mismatches.prefix(5).joined(separator: "; "))
+            """
         )
         #expect(sampledFindings >= 200)
         print("AgreementTests: \(threads.count) sampled threads with \(sampledFindings) findings")

@@ -95,7 +95,10 @@ struct IndexFieldScannerTests {
                 failures += 1
                 if failures <= 5 {
                     Issue.record(
-                        "\(source) line \(n + 1): scanner \(got.map { "\($0)" } ?? "failed"), decoder \(want): \(String(decoding: line, as: UTF8.self))"
+                        """
+                        \(source) line \(n + 1): scanner \(got.map { "\($0)" } ?? "failed"), decoder \(want): \
+                        \(String(decoding: line, as: UTF8.self))
+                        """
                     )
                 }
             }
@@ -207,15 +210,25 @@ struct IndexFieldScannerTests {
     @Test("hand-written events: escapes in keys and values, unusual orders, tricky nested values, uppercase ids, 410s")
     func handWritten() throws {
         let lines = [
-            #"{"payload":{"task_id":-42,"aps":{"thread-id":"t\"1\\","alert":{"title":"}{][\"","body":"x"}}},"user":"\u00e9l\u00E8ve","at":"2026-11-29T10:00:00.123456789Z","id":"ABCDEF01-0000-4000-8000-00000000000A","type":"notification"}"#,
-            #"{"\u0074ype":"action","\u0069d":"a\\b","a\u0074":"2026-11-29T10:00:00+02:00","user":"\ud83d\ude00 x","task_\u0069d":9223372036854775807,"action":"open","outcome":"ok","notification_id":"ABC\u0044ef","thread\u005fid":"th","payload":{"task_id":"nope","aps":3},"changes":{"a":[{"}":"]"}],"b":null}}"#,
-            #"{ "type" : "delivery" , "id" : "d1" , "at" : "2026-02-28t23:59:60z" , "user" : "u" , "notification_id" : "N-1" , "status" : 410 , "device" : "d\/ev" }"#,
+            #"{"payload":{"task_id":-42,"aps":{"thread-id":"t\"1\\","alert":{"title":"}{][\"","body":"x"}}},"#
+                + #""user":"\u00e9l\u00E8ve","at":"2026-11-29T10:00:00.123456789Z","#
+                + #""id":"ABCDEF01-0000-4000-8000-00000000000A","type":"notification"}"#,
+            #"{"\u0074ype":"action","\u0069d":"a\\b","a\u0074":"2026-11-29T10:00:00+02:00","user":"\ud83d\ude00 x","#
+                + #""task_\u0069d":9223372036854775807,"action":"open","outcome":"ok","notification_id":"ABC\u0044ef","#
+                + #""thread\u005fid":"th","payload":{"task_id":"nope","aps":3},"changes":{"a":[{"}":"]"}],"b":null}}"#,
+            #"{ "type" : "delivery" , "id" : "d1" , "at" : "2026-02-28t23:59:60z" , "user" : "u" ,"#
+                + #" "notification_id" : "N-1" , "status" : 410 , "device" : "d\/ev" }"#,
             #"{"type":"delivery","id":"d2","at":"2024-02-29T00:00:00Z","user":"u","notification_id":"n","status":410}"#,
-            #"{"type":"delivery","id":"d3","at":"2024-02-29T00:00:00.5-00:30","user":"u","notification_id":"n","status":200,"reason":"x","device":"q"}"#,
-            #"{"type":"notification","id":"n2","at":"2026-11-29T10:00:00Z","user":"u","payload":{"aps":{}},"task_id":"root is ignored","thread_id":7,"notification_id":[],"status":"x"}"#,
-            #"{"type":"notification","id":"n3","at":"2026-11-29T10:00:00Z","user":"u","payload":{"aps":{"thread-id":"\u0000\n\t"},"task_id":0},"device":"\u20ac"}"#,
-            #"{"type":"action","id":"a2","at":"2026-11-29T10:00:00Z","user":"u","task_id":-0,"action":"complete","outcome":"rejected","http_status":409,"error":"e"}"#,
-            "{\"type\":\"action\",\"id\":\"a3\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"ü\",\"task_id\":1,\"action\":\"edit\",\"outcome\":\"ok\",\"thread_id\":\"日本\"}\r",
+            #"{"type":"delivery","id":"d3","at":"2024-02-29T00:00:00.5-00:30","user":"u","notification_id":"n","#
+                + #""status":200,"reason":"x","device":"q"}"#,
+            #"{"type":"notification","id":"n2","at":"2026-11-29T10:00:00Z","user":"u","payload":{"aps":{}},"#
+                + #""task_id":"root is ignored","thread_id":7,"notification_id":[],"status":"x"}"#,
+            #"{"type":"notification","id":"n3","at":"2026-11-29T10:00:00Z","user":"u","#
+                + #""payload":{"aps":{"thread-id":"\u0000\n\t"},"task_id":0},"device":"\u20ac"}"#,
+            #"{"type":"action","id":"a2","at":"2026-11-29T10:00:00Z","user":"u","task_id":-0,"action":"complete","#
+                + #""outcome":"rejected","http_status":409,"error":"e"}"#,
+            "{\"type\":\"action\",\"id\":\"a3\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"ü\",\"task_id\":1,"
+                + "\"action\":\"edit\",\"outcome\":\"ok\",\"thread_id\":\"日本\"}\r",
         ].map { Array($0.utf8) }
         var decoder = EventDecoder()
         for line in lines {
@@ -229,7 +242,7 @@ struct IndexFieldScannerTests {
     }
 
     @Test(
-        "hasUppercase, eight bytes at a time, agrees with a byte-by-byte check: every byte value at every position of 1 to 24 bytes"
+        "hasUppercase, 8 bytes at a time, matches a bytewise check: every byte value at every position of 1 to 24 bytes"
     )
     func uppercaseCheck() {
         for length in 1...24 {
@@ -254,15 +267,18 @@ struct IndexFieldScannerTests {
         var scanner = IndexFieldScanner()
         for text in [
             #"{"type":"action","type":"action","id":"a","at":"2026-11-29T10:00:00Z","user":"u","task_id":1}"#,
-            #"{"type":"notification","id":"n","at":"2026-11-29T10:00:00Z","user":"u","payload":{"aps":{},"task_id":1.5}}"#,
+            #"{"type":"notification","id":"n","at":"2026-11-29T10:00:00Z","user":"u","payload":{"aps":{},"#
+                + #""task_id":1.5}}"#,
             #"{"type":"notification","id":"n","at":"2026-11-29T10:00:00Z","user":"u","payload":{"aps":[]}}"#,
             #"{"type":"delivery","id":"d","at":"2026-11-29T10:00:00Z","user":"u","notification_id":"n","status":99}"#,
             #"{"type":"delivery","id":"d","at":"2026-02-30T10:00:00Z","user":"u","notification_id":"n","status":200}"#,
             #"{"type":"delivery","id":"d","at":"2026-11-29T10:00:00Z","user":"","notification_id":"n","status":200}"#,
-            #"{"type":"delivery","id":"d","at":"2026-11-29T10:00:00Z","user":"\u12","notification_id":"n","status":200}"#,
+            #"{"type":"delivery","id":"d","at":"2026-11-29T10:00:00Z","user":"\u12","notification_id":"n","#
+                + #""status":200}"#,
             #"{"type":"delivery","id":"d","at":"2026-11-29T10:00:00Z","user":"u","notification_id":"n","status":200"#,
             #"{"type":"delivery","id":"d","at":"2026-11-29T10:00:00Z","user":"u","notification_id":"n","status":200}x"#,
-            #"{"type":"delivery","id":"d","at":"2026-11-29T10:00:00Z","user":"u","notification_id":"n","payload":{"aps":{"x":"}"#,
+            #"{"type":"delivery","id":"d","at":"2026-11-29T10:00:00Z","user":"u","notification_id":"n","#
+                + #""payload":{"aps":{"x":"}"#,
         ] {
             let ok = Array(text.utf8).withUnsafeBytes { scanner.scan($0) }
             #expect(!ok, "\(text)")

@@ -110,7 +110,10 @@ public func jsonString(_ s: String) -> String { "\"" + s + "\"" }
 public enum Fixture {
     public static let notificationID = "0B9E5C36-3A4B-4C5D-8E6F-708192A3B4C5"
     public static let payload =
-        #"{"aps":{"alert":{"title":"Clean gutters","subtitle":"Home","body":"Due tomorrow"},"thread-id":"task-7","category":"TASK_ACTIONABLE"},"task_id":7,"task_name":"Clean gutters","residence_id":12,"residence_name":"Home","due_date":"2026-12-01","notification_type":"task_reminder","button_types":["edit","complete","cancel","mark_in_progress"],"is_premium":true}"#
+        #"{"aps":{"alert":{"title":"Clean gutters","subtitle":"Home","body":"Due tomorrow"},"thread-id":"task-7","#
+        + #""category":"TASK_ACTIONABLE"},"task_id":7,"task_name":"Clean gutters","residence_id":12,"#
+        + #""residence_name":"Home","due_date":"2026-12-01","notification_type":"task_reminder","#
+        + #""button_types":["edit","complete","cancel","mark_in_progress"],"is_premium":true}"#
 
     public static let notification = EventLine([
         "type": #""notification""#,

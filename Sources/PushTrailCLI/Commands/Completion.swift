@@ -69,7 +69,8 @@ enum CompletionCommand: Command {
                 done
                 if [[ -z "$cmd" ]]; then
                     if [[ "$prev" == --store ]]; then COMPREPLY=($(compgen -d -- "$cur")); return; fi
-                    COMPREPLY=($(compgen -W "\(specs.map(\.name).joined(separator: " ")) --store --no-color --show-tokens --help --version" -- "$cur"))
+                    COMPREPLY=($(compgen -W "\(specs.map(\.name).joined(separator: " ")) --store --no-color \
+            --show-tokens --help --version" -- "$cur"))
                     return
                 fi
                 local opts="" operands=""
@@ -83,7 +84,8 @@ enum CompletionCommand: Command {
             out += "            case \"$prev\" in\n"
             for option in spec.options where option.value != nil {
                 out +=
-                    "                \(words(option).joined(separator: "|"))) \(bashReply(option.completion)); return ;;\n"
+                    "                \(words(option).joined(separator: "|"))) "
+                    + "\(bashReply(option.completion)); return ;;\n"
             }
             out += "            esac\n"
             out += "            ;;\n"
@@ -269,7 +271,8 @@ enum ManpageCommand: Command {
             exports any notification as an .apns file for the iOS Simulator.
             .PP
             Times (\\fB\\-\\-at\\fR, \\fB\\-\\-since\\fR, \\fB\\-\\-until\\fR) are RFC 3339, a date, \\fBnow\\fR,
-            relative (\\fB\\-90s\\fR, \\fB\\-15m\\fR, \\fB\\-2h\\fR, \\fB\\-7d\\fR) or \\fB@SEQ\\fR (what the store knew after event SEQ).
+            relative (\\fB\\-90s\\fR, \\fB\\-15m\\fR, \\fB\\-2h\\fR, \\fB\\-7d\\fR) or \\fB@SEQ\\fR \
+            (what the store knew after event SEQ).
             .SH COMMANDS
 
             """
@@ -298,7 +301,8 @@ enum ManpageCommand: Command {
             the store directory when \\fB\\-\\-store\\fR is not given (default ./pushtrail.lmdb)
             .TP
             .B PUSHTRAIL_BUNDLE
-            the bundle id for \\fBexport\\fR and \\fBreplay\\fR when neither \\fB\\-\\-bundle\\fR nor the event's topic gives one
+            the bundle id for \\fBexport\\fR and \\fBreplay\\fR when neither \\fB\\-\\-bundle\\fR \
+            nor the event's topic gives one
             .TP
             .B NO_COLOR
             never colour the output

@@ -106,7 +106,8 @@ enum ExportCommand: Command {
                 let event = try stored.decode()
                 guard event.type == .notification else {
                     throw CommandError.notFound(
-                        "event \(id) is a\(event.type == .action ? "n" : "") \(event.type), not a notification: only notifications export"
+                        "event \(id) is a\(event.type == .action ? "n" : "") \(event.type), not a notification: "
+                            + "only notifications export"
                     )
                 }
                 let stem = event.threadID ?? event.taskID.map { "task-\($0)" } ?? "notification"
@@ -165,7 +166,8 @@ enum ExportCommand: Command {
         let resolve: (LoadedEvent) -> String? = { $0.event.notification?.topic ?? fallback }
         if let missing = events.first(where: { resolve($0) == nil }) {
             throw UsageError(
-                "no bundle id for notification \(missing.event.id) (it has no topic): pass --bundle ID or set PUSHTRAIL_BUNDLE",
+                "no bundle id for notification \(missing.event.id) (it has no topic): "
+                    + "pass --bundle ID or set PUSHTRAIL_BUNDLE",
                 command: "export")
         }
         return resolve
@@ -200,7 +202,8 @@ enum ExportCommand: Command {
         if Category(rawValue: category ?? "") == nil {
             let known = Category.allCases.map(\.rawValue).joined(separator: ", ")
             context.warn(
-                "category \(category.map { "\"\(Render.oneLine($0))\"" } ?? "(none)") is not one the app registers (\(known)): the simulator will show no action buttons"
+                "category \(category.map { "\"\(Render.oneLine($0))\"" } ?? "(none)") is not one the app registers "
+                    + "(\(known)): the simulator will show no action buttons"
             )
         }
         return bytes

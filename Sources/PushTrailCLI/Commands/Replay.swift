@@ -13,10 +13,13 @@ import PushTrailStore
 enum ReplayCommand: Command {
     static let spec = CommandSpec(
         name: "replay",
-        summary:
-            "Push a thread's notifications to a booted iOS Simulator in order, keeping their timing (xcrun simctl push).",
+        summary: """
+            Push a thread's notifications to a booted iOS Simulator in order, keeping their timing \
+            (xcrun simctl push).
+            """,
         usage: [
-            "replay --thread ID [--at T] [--device UDID] [--bundle ID] [--speed N | --step] [--max-gap SECONDS] [--dry-run]"
+            "replay --thread ID [--at T] [--device UDID] [--bundle ID] [--speed N | --step] "
+                + "[--max-gap SECONDS] [--dry-run]"
         ],
         options: [
             .option("thread", "ID", "the thread to replay"),
@@ -89,7 +92,8 @@ enum ReplayCommand: Command {
         }
         guard let xcrun = Subprocess.find("xcrun", path: context.variable("PATH")) else {
             throw CommandError.io(
-                "xcrun not found: replay needs Xcode's simctl (macOS); use --dry-run to print the commands, or export --all --dir DIR for .apns files"
+                "xcrun not found: replay needs Xcode's simctl (macOS); use --dry-run to print the commands, "
+                    + "or export --all --dir DIR for .apns files"
             )
         }
         return try perform(plan, pushes, xcrun: xcrun, stepping: stepping, arguments, context)
@@ -118,7 +122,8 @@ enum ReplayCommand: Command {
         guard report.entries.contains(where: { $0.loaded.event.type == .notification }) else {
             let when = horizon == nil ? "" : " at or before --at"
             throw CommandError.notFound(
-                "thread \(Render.oneLine(threadID)) has no notification\(when) in \(context.storePath(arguments)): nothing to push"
+                "thread \(Render.oneLine(threadID)) has no notification\(when) in \(context.storePath(arguments)): "
+                    + "nothing to push"
             )
         }
         return (report, asOf)
@@ -169,7 +174,8 @@ enum ReplayCommand: Command {
             if i > 0 && stepping {
                 try context.stdout.flush()
                 context.stderr.line(
-                    "pushtrail: press Enter to push the next notification (\(i + 1)/\(total), \(duration(step.gapMicroseconds)) later)"
+                    "pushtrail: press Enter to push the next notification "
+                        + "(\(i + 1)/\(total), \(duration(step.gapMicroseconds)) later)"
                 )
                 guard readLine() != nil else {
                     context.stderr.line(
@@ -244,7 +250,8 @@ enum ReplayCommand: Command {
             let delimiter = "PUSHTRAIL_APNS_\(push.seq)"
             text += comment("push \(i + 1)/\(total) " + notificationLine(step.notification, plain, arguments, context))
             text +=
-                "xcrun simctl push \(Render.shellWord(push.device, quoted: true)) \(Render.shellWord(push.bundle, quoted: true)) - <<'\(delimiter)'\n"
+                "xcrun simctl push \(Render.shellWord(push.device, quoted: true)) "
+                + "\(Render.shellWord(push.bundle, quoted: true)) - <<'\(delimiter)'\n"
             bytes += Array(text.utf8) + push.payload + Array((delimiter + "\n").utf8)
         }
         for entry in plan.after { bytes += Array(comment(eventLine(entry, plain, arguments, context)).utf8) }
@@ -277,7 +284,8 @@ enum ReplayCommand: Command {
             + (e.device == nil ? "" : " · device \(Render.oneLine(context.token(e.device, arguments)))")
     }
 
-    /// `5 seconds later`, `5 seconds later — waiting 2.5 seconds`, `3 days 2 hours later — waiting 10 seconds (--max-gap)`.
+    /// `5 seconds later`, `5 seconds later — waiting 2.5 seconds`,
+    /// `3 days 2 hours later — waiting 10 seconds (--max-gap)`.
     static func waitLine(_ step: ReplayPlan<TimelineEntry>.Step) -> String {
         let later = "\(duration(step.gapMicroseconds)) later"
         guard step.waitMicroseconds != step.gapMicroseconds else { return later }

@@ -5,8 +5,10 @@ import PushTrailStore
 enum ReportCommand: Command {
     static let spec = CommandSpec(
         name: "report",
-        summary:
-            "Write a self-contained HTML page of a thread, a task or a user's events, notifications drawn as the user saw them.",
+        summary: """
+            Write a self-contained HTML page of a thread, a task or a user's events, notifications drawn as \
+            the user saw them.
+            """,
         usage: [
             "report --thread ID [--at T] [-o FILE.html]",
             "report --task N [--at T] [-o FILE.html]",
@@ -150,7 +152,8 @@ enum ReportCommand: Command {
         try file.write(page)
         let findings = entries.reduce(0) { $0 + $1.findings.count }
         context.stderr.line(
-            "pushtrail: wrote \(output) (\(entries.filter(\.member).count) events, \(findings) finding\(findings == 1 ? "" : "s"), as of \(content.asOf))"
+            "pushtrail: wrote \(output) (\(entries.filter(\.member).count) events, "
+                + "\(findings) finding\(findings == 1 ? "" : "s"), as of \(content.asOf))"
         )
         return ExitStatus.success
     }

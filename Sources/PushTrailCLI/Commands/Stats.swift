@@ -53,7 +53,8 @@ enum StatsCommand: Command {
                 "format",
                 stats.dictionaries == 0
                     ? "\(stats.format): records stored whole"
-                    : "\(stats.format): records compressed (\(stats.dictionaries == 1 ? "1 dictionary" : "\(stats.dictionaries) dictionaries"))"
+                    : "\(stats.format): records compressed "
+                        + "(\(stats.dictionaries == 1 ? "1 dictionary" : "\(stats.dictionaries) dictionaries"))"
             ),
             ("head", "seq \(stats.head.seq) \(stats.head.hex)"),
         ]

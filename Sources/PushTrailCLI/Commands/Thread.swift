@@ -5,8 +5,10 @@ import PushTrailStore
 enum ThreadCommand: Command {
     static let spec = CommandSpec(
         name: "thread",
-        summary:
-            "Replay a notification thread: what was sent, delivered and pressed, with the task's state after each event.",
+        summary: """
+            Replay a notification thread: what was sent, delivered and pressed, with the task's state after \
+            each event.
+            """,
         usage: ["thread THREAD_ID [--at T] [--json]"],
         options: [
             AsOfOption.spec,

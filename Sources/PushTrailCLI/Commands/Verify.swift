@@ -48,7 +48,8 @@ enum VerifyCommand: Command {
                 let rate = seconds > 0 ? Double(report.bytes) / 1e6 / seconds : 0
                 context.stdout.line(
                     style.green("ok") + ": \(grouped(Int(report.events))) events, chain and indexes intact; "
-                        + "head seq \(report.head.seq) \(report.head.hex) (\(String(format1(seconds))) s, \(Int(rate)) MB/s)"
+                        + "head seq \(report.head.seq) \(report.head.hex) "
+                        + "(\(String(format1(seconds))) s, \(Int(rate)) MB/s)"
                 )
             } else {
                 context.stdout.line(

@@ -166,7 +166,8 @@ public struct Arguments: Sendable {
                     guard let option = spec.options.first(where: { $0.short == c }) else {
                         if c.isNumber || c == "-" {
                             throw UsageError(
-                                "unexpected \(arg): to pass a value starting with '-', put it after an option or after --",
+                                "unexpected \(arg): to pass a value starting with '-', "
+                                    + "put it after an option or after --",
                                 command: spec.name)
                         }
                         throw UsageError("unknown option -\(c) for '\(spec.name)'", command: spec.name)

@@ -63,7 +63,8 @@ public enum HTMLReport {
         for entry in c.entries { self.entry(&h, entry, c, anchor: anchor) }
         h.raw("</ol>\n</main>\n<footer>")
         h.text(
-            "Made by pushtrail \(PushTrail.version). Check the store with `pushtrail verify`; a chain head that differs from @\(c.head.seq) \(c.head.hex) means the log changed after this report."
+            "Made by pushtrail \(PushTrail.version). Check the store with `pushtrail verify`; "
+                + "a chain head that differs from @\(c.head.seq) \(c.head.hex) means the log changed after this report."
         )
         h.raw("</footer>\n</body>\n</html>\n")
         return h.out
@@ -82,7 +83,8 @@ public enum HTMLReport {
         }
         guard !order.isEmpty else { return }
         h.raw(
-            "<table class=\"tasks\">\n<thead><tr><th>Task</th><th>Name</th><th>Residence</th><th>State at the end</th></tr></thead>\n<tbody>\n"
+            "<table class=\"tasks\">\n<thead><tr><th>Task</th><th>Name</th><th>Residence</th>"
+                + "<th>State at the end</th></tr></thead>\n<tbody>\n"
         )
         for t in order {
             let (s, n) = (state[t]!, named[t])
@@ -104,7 +106,8 @@ public enum HTMLReport {
         let flagged = entry.findings.isEmpty ? "" : " flagged"
         let outside = entry.member ? "" : " outside"
         h.raw(
-            "<li class=\"entry \(e.type)\(flagged)\(outside)\" id=\"seq-\(entry.loaded.seq)\">\n<div class=\"when\"><time datetime=\"\(e.at)\">"
+            "<li class=\"entry \(e.type)\(flagged)\(outside)\" id=\"seq-\(entry.loaded.seq)\">\n"
+                + "<div class=\"when\"><time datetime=\"\(e.at)\">"
         )
         h.text(e.at.description)
         h.raw("</time>")
@@ -133,7 +136,8 @@ public enum HTMLReport {
                 h.raw("<p class=\"change\">task ")
                 h.text(String(t))
                 h.raw(
-                    ": <span class=\"state \(tr.from.rawValue)\">\(tr.from.rawValue)</span> → <span class=\"state \(s.rawValue)\">\(s.rawValue)</span></p>\n"
+                    ": <span class=\"state \(tr.from.rawValue)\">\(tr.from.rawValue)</span> → "
+                        + "<span class=\"state \(s.rawValue)\">\(s.rawValue)</span></p>\n"
                 )
             } else {
                 h.raw("<p class=\"after\">task ")
@@ -269,21 +273,28 @@ public enum HTMLReport {
 
     static let stylesheet = """
 
-        :root { color-scheme: light; --ink: #1c1c1e; --dim: #6e6e73; --line: #d8d8dc; --warn: #b25000; --bad: #c41e3a; --good: #1e7b34; }
+        :root { color-scheme: light; --ink: #1c1c1e; --dim: #6e6e73; --line: #d8d8dc; --warn: #b25000; --bad: #c41e3a; \
+        --good: #1e7b34; }
         * { box-sizing: border-box; }
-        body { margin: 0 auto; max-width: 980px; padding: 24px; font: 14px/1.45 -apple-system, "SF Pro Text", "Helvetica Neue", Arial, sans-serif; color: var(--ink); background: #f2f2f7; }
+        body { margin: 0 auto; max-width: 980px; padding: 24px; \
+        font: 14px/1.45 -apple-system, "SF Pro Text", "Helvetica Neue", Arial, sans-serif; color: var(--ink); \
+        background: #f2f2f7; }
         h1 { font-size: 22px; margin: 0 0 12px; overflow-wrap: anywhere; }
         code { font: 12px/1.4 ui-monospace, Menlo, Consolas, monospace; overflow-wrap: anywhere; }
         .facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 0 0 16px; }
         .facts dt { color: var(--dim); }
         .facts dd { margin: 0; overflow-wrap: anywhere; }
-        .alert { background: #fff4e5; border: 1px solid #f5c27a; border-radius: 8px; padding: 8px 12px; color: var(--warn); font-weight: 600; }
-        table.tasks { border-collapse: collapse; margin: 8px 0 16px; background: #fff; border-radius: 8px; overflow: hidden; }
+        .alert { background: #fff4e5; border: 1px solid #f5c27a; border-radius: 8px; padding: 8px 12px; \
+        color: var(--warn); font-weight: 600; }
+        table.tasks { border-collapse: collapse; margin: 8px 0 16px; background: #fff; border-radius: 8px; \
+        overflow: hidden; }
         table.tasks th, table.tasks td { text-align: left; padding: 6px 12px; border-bottom: 1px solid var(--line); }
         table.tasks th { color: var(--dim); font-weight: 500; }
         .timeline { list-style: none; margin: 0; padding: 0; border-left: 2px solid var(--line); }
-        .entry { display: grid; grid-template-columns: 210px 1fr; gap: 16px; padding: 12px 0 12px 16px; position: relative; }
-        .entry::before { content: ""; position: absolute; left: -7px; top: 18px; width: 12px; height: 12px; border-radius: 50%; background: var(--dim); }
+        .entry { display: grid; grid-template-columns: 210px 1fr; gap: 16px; padding: 12px 0 12px 16px; \
+        position: relative; }
+        .entry::before { content: ""; position: absolute; left: -7px; top: 18px; width: 12px; height: 12px; \
+        border-radius: 50%; background: var(--dim); }
         .entry.notification::before { background: #007aff; }
         .entry.flagged::before { background: var(--warn); }
         .entry.flagged .what { border-left: 4px solid var(--warn); padding-left: 10px; }
@@ -292,15 +303,21 @@ public enum HTMLReport {
         .seq { font-family: ui-monospace, Menlo, monospace; }
         .what { min-width: 0; }
         .what p { margin: 4px 0; overflow-wrap: anywhere; }
-        .banner { max-width: 380px; background: rgba(250, 250, 252, 0.92); border-radius: 16px; padding: 10px 14px 12px; box-shadow: 0 2px 10px rgba(0, 0, 0, 0.12); }
-        .banner .app { display: flex; align-items: center; gap: 6px; color: var(--dim); font-size: 12px; text-transform: uppercase; letter-spacing: 0.02em; }
-        .banner .icon { width: 20px; height: 20px; border-radius: 5px; background: linear-gradient(#ffb340, #ff8c00); color: #fff; display: inline-flex; align-items: center; justify-content: center; font-weight: 700; font-size: 12px; }
+        .banner { max-width: 380px; background: rgba(250, 250, 252, 0.92); border-radius: 16px; \
+        padding: 10px 14px 12px; box-shadow: 0 2px 10px rgba(0, 0, 0, 0.12); }
+        .banner .app { display: flex; align-items: center; gap: 6px; color: var(--dim); font-size: 12px; \
+        text-transform: uppercase; letter-spacing: 0.02em; }
+        .banner .icon { width: 20px; height: 20px; border-radius: 5px; background: linear-gradient(#ffb340, #ff8c00); \
+        color: #fff; display: inline-flex; align-items: center; justify-content: center; font-weight: 700; \
+        font-size: 12px; }
         .banner .name { flex: 1; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
         .banner .title { font-weight: 600; margin: 6px 0 0; }
         .banner .subtitle { font-weight: 500; margin: 0; }
         .banner .body { margin: 0; white-space: pre-wrap; }
         .banner .empty { color: var(--dim); font-style: italic; }
-        .buttons { list-style: none; max-width: 380px; margin: 6px 0 0; padding: 0; background: rgba(250, 250, 252, 0.92); border-radius: 14px; overflow: hidden; box-shadow: 0 2px 10px rgba(0, 0, 0, 0.08); }
+        .buttons { list-style: none; max-width: 380px; margin: 6px 0 0; padding: 0; \
+        background: rgba(250, 250, 252, 0.92); border-radius: 14px; overflow: hidden; \
+        box-shadow: 0 2px 10px rgba(0, 0, 0, 0.08); }
         .buttons li { padding: 10px 14px; color: #007aff; font-size: 15px; border-top: 1px solid var(--line); }
         .buttons li:first-child { border-top: 0; }
         .meta { color: var(--dim); font-size: 12px; }
@@ -313,11 +330,14 @@ public enum HTMLReport {
         .press.rejected .outcome { color: var(--warn); }
         .press.failed .outcome, .apns.failed { color: var(--bad); }
         .answer { color: var(--dim); }
-        .state { display: inline-block; padding: 0 6px; border-radius: 4px; background: #e5e5ea; font-weight: 600; font-size: 12px; }
-        .state.completed { background: #d6f5dd; } .state.cancelled, .state.deleted { background: #fadadd; } .state.in_progress { background: #dbe9ff; }
+        .state { display: inline-block; padding: 0 6px; border-radius: 4px; background: #e5e5ea; font-weight: 600; \
+        font-size: 12px; }
+        .state.completed { background: #d6f5dd; } .state.cancelled, .state.deleted { background: #fadadd; } \
+        .state.in_progress { background: #dbe9ff; }
         .finding { background: #fff4e5; border-radius: 6px; padding: 6px 10px; color: var(--warn); }
         footer { color: var(--dim); font-size: 12px; margin-top: 24px; }
-        @media print { body { background: #fff; } .banner, .buttons { box-shadow: none; border: 1px solid var(--line); } }
+        @media print { body { background: #fff; } \
+        .banner, .buttons { box-shadow: none; border: 1px solid var(--line); } }
 
         """
 }

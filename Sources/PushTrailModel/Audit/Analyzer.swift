@@ -95,12 +95,12 @@ public struct Finding: Equatable, Sendable {
                 + "\(gone.reason) for it at \(gone.at) (delivery \(short(gone.deliveryID)), seq \(gone.seq))"
         case .transition(let action, let outcome, let taskID, let from, let to):
             return
-                "\(Finding.actionLabel(id, action, outcome)) took task \(taskID) from \(from) to \(to), which the state "
-                + "machine does not allow"
+                "\(Finding.actionLabel(id, action, outcome)) took task \(taskID) from \(from) to \(to), "
+                + "which the state machine does not allow"
         case .actionAfterDelete(let action, let outcome, let taskID, let deletion):
             return
-                "\(Finding.actionLabel(id, action, outcome)) on task \(taskID), which was deleted\(Finding.by(deletion)); "
-                + "it changed nothing"
+                "\(Finding.actionLabel(id, action, outcome)) on task \(taskID), "
+                + "which was deleted\(Finding.by(deletion)); it changed nothing"
         case .notOffered(let action, let outcome, let notificationID, let category, let offered):
             return "\(Finding.actionLabel(id, action, outcome)) pressed \(action.rawValue) on notification "
                 + "\(short(notificationID)), whose category \(category ?? "(none)") offers [\(Finding.list(offered))]"

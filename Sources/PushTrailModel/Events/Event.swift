@@ -27,7 +27,7 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     }
 
     /// The type a name's UTF-8 bytes spell, compared where they lie.
-    package init?(utf8 b: UnsafeRawBufferPointer) {
+    @inlinable package init?(utf8 b: UnsafeRawBufferPointer) {
         switch b.count {
         case 12
         where JSONText.memcmpEqual(b.baseAddress!, UnsafeRawPointer(("notification" as StaticString).utf8Start), 12):
@@ -222,7 +222,7 @@ public enum EventID {
     }
 
     /// An ASCII letter lowercased; any other byte as it is.
-    @inline(__always) package static func lowercased(_ c: UInt8) -> UInt8 { c &- 0x41 < 26 ? c | 0x20 : c }
+    @inlinable @inline(__always) package static func lowercased(_ c: UInt8) -> UInt8 { c &- 0x41 < 26 ? c | 0x20 : c }
 
     public static func normalizedNotificationIDString(_ id: String) -> String {
         // Most ids are already lowercase: then the string itself, not a copy.

@@ -201,7 +201,10 @@ public struct JSONTape: Sendable {
                         continue
                     }
                     throw fail(
-                        "unexpected \(describe(i)) in \(isObject ? "object, expected ',' or '}'" : "array, expected ',' or ']'")"
+                        """
+                        unexpected \(describe(i)) in \
+                        \(isObject ? "object, expected ',' or '}'" : "array, expected ',' or ']'")
+                        """
                     )
                 }
                 skipWhitespace()
@@ -353,7 +356,10 @@ public struct JSONTape: Sendable {
                     let low = try hex4()
                     guard low >= 0xDC00 && low <= 0xDFFF else {
                         throw fail(
-                            "high surrogate \\u\(String(unit, radix: 16, uppercase: true)) not followed by a low surrogate",
+                            """
+                            high surrogate \\u\(String(unit, radix: 16, uppercase: true)) not followed by \
+                            a low surrogate
+                            """,
                             at: at)
                     }
                 }

@@ -1,6 +1,6 @@
 /// String helpers over validated JSON text (the tape guarantees escapes and UTF-8
 /// are well formed, so nothing here can fail).
-package enum JSONText {
+@usableFromInline package enum JSONText {
     /// The value of one hexadecimal digit (either case), or nil.
     @inline(__always) package static func hexDigit(_ c: UInt8) -> UInt8? {
         switch c {
@@ -119,7 +119,8 @@ package enum JSONText {
         return n == 0 || memcmpEqual(bytes.baseAddress! + Int(node.start), UnsafeRawPointer(literal.utf8Start), n)
     }
 
-    @inline(__always)
+    // Inlinable: the store's scanner compares member names with it in its hot loop.
+    @inlinable @inline(__always)
     package static func memcmpEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
         var k = 0
         while k + 8 <= n {

@@ -21,7 +21,8 @@ public enum TimeExpression {
     public struct Invalid: Error, Equatable, Sendable, CustomStringConvertible {
         public let text: String
         public var description: String {
-            "\"\(MessageText.shown(text))\" is not a time; use RFC 3339, a date, now, a relative time or @SEQ, e.g. \(TimeExpression.examples)"
+            "\"\(MessageText.shown(text))\" is not a time; use RFC 3339, a date, now, a relative time or @SEQ, "
+                + "e.g. \(TimeExpression.examples)"
         }
     }
 

@@ -37,8 +37,10 @@ public enum APNSFile {
                 let atText =
                     at.microseconds % 1000 == 0 ? at.formatted(fractionDigits: 3) : at.formatted(fractionDigits: 6)
                 let eventID = id ?? derivedID(contents: contents, user: user, at: atText)
-                var line =
-                    "{\"type\":\"notification\",\"id\":\(JSONValue.quoted(eventID)),\"at\":\"\(atText)\",\"user\":\(JSONValue.quoted(user))"
+                var line = """
+                    {\"type\":\"notification\",\"id\":\(JSONValue.quoted(eventID)),\"at\":\"\(atText)\",\
+                    \"user\":\(JSONValue.quoted(user))
+                    """
                 if let t = topic ?? bundle.flatMap({ $0.isEmpty ? nil : $0 }) {
                     line += ",\"topic\":\(JSONValue.quoted(t))"
                 }

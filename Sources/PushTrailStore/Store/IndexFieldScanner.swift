@@ -499,12 +499,17 @@ extension IndexFieldScanner {
     /// (digest slot, key, value), the `ids` entry first: the fields read from the JSON,
     /// filed by the same rule as an appended event's (`IndexFields.forEachEntry`).
     func forEachEntry(seq: UInt64, _ body: (Int, UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) {
-        withIdentity { identity in
-            text.withBytes(field(.user)) { user in
-                withOptional(thread, lowered: false) { thread in
-                    withOptional(ref, lowered: true) { reference in
+        // Locals only: a closure that captured the scanner would copy it (and retain its
+        // slots) per event.
+        let text = self.text
+        let (id, user, thread, ref) = (field(.id), field(.user), self.thread, ref)
+        let (at, taskID) = (self.at, self.taskID)
+        IndexFieldScanner.with(text, id, lowered: type == .notification) { identity in
+            text.withBytes(user) { user in
+                IndexFieldScanner.with(text, thread, lowered: false) { thread in
+                    IndexFieldScanner.with(text, ref, lowered: true) { reference in
                         IndexFields.forEachEntry(
-                            seq: seq, at: at, taskID: taskID, identity: identity, user: user, thread: thread,
+                            seq: seq, at: at, taskID: taskID, identity: identity!, user: user, thread: thread,
                             reference: reference, body)
                     }
                 }
@@ -512,13 +517,11 @@ extension IndexFieldScanner {
         }
     }
 
-    /// Lends the identity key: the id, lowercased for a notification.
-    private func withIdentity(_ body: (UnsafeRawBufferPointer) -> Void) {
-        if type == .notification { text.withLowered(field(.id), body) } else { text.withBytes(field(.id), body) }
-    }
-
     /// Lends a string field's bytes (lowercased with `lowered`), or nil when absent.
-    private func withOptional(_ field: Field, lowered: Bool, _ body: (UnsafeRawBufferPointer?) -> Void) {
+    @inline(__always)
+    private static func with(
+        _ text: Parser, _ field: Field, lowered: Bool, _ body: (UnsafeRawBufferPointer?) -> Void
+    ) {
         guard field.kind == .string else { return body(nil) }
         if lowered { text.withLowered(field) { body($0) } } else { text.withBytes(field) { body($0) } }
     }

@@ -200,8 +200,10 @@ public final class Store: @unchecked Sendable {
         {
             throw StoreError.notAStore(
                 path: path,
-                detail:
-                    "data.mdb is \(fileStat.st_size) bytes but its pages reach \((env.lastPageNumber + 1) * env.pageSize): it was truncated"
+                detail: """
+                    data.mdb is \(fileStat.st_size) bytes but its pages reach \
+                    \((env.lastPageNumber + 1) * env.pageSize): it was truncated
+                    """
             )
         }
         do {

@@ -215,8 +215,8 @@ enum Binary {
             let err = Array(FileManager.default.contents(atPath: errPath) ?? Data())
             if late {
                 throw HarnessError(
-                    "pushtrail \(process.arguments ?? []) did not finish in time; stderr: \(String(decoding: err, as: UTF8.self))"
-                )
+                    "pushtrail \(process.arguments ?? []) did not finish in time; stderr: "
+                        + "\(String(decoding: err, as: UTF8.self))")
             }
             return Outcome(status: process.terminationStatus, stdoutBytes: out, stderrBytes: err)
         }
@@ -459,7 +459,8 @@ enum UTC {
             return String(repeating: "0", count: max(0, w - s.count)) + s
         }
         return
-            "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))T\(pad(c.hour, 2)):\(pad(c.minute, 2)):\(pad(c.second, 2))."
+            "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))T"
+            + "\(pad(c.hour, 2)):\(pad(c.minute, 2)):\(pad(c.second, 2))."
             + pad(Int(millis), 3) + "Z"
     }
 }
