@@ -62,6 +62,9 @@ public enum PushTrail {
             }
         }
         let rest = Array(argv[i...])
+        if rest == ["--store"] {
+            return report(UsageError("--store needs a value (DIR)"), command: nil, context)
+        }
         guard let name = rest.first else {
             context.stderr.write(rootHelp())
             return ExitStatus.usage

@@ -587,3 +587,14 @@ struct AnalyzerTests {
             ]).isEmpty)
     }
 }
+
+@Suite("audit messages read as sentences")
+struct AnalyzerWordingTests {
+    @Test("a free user's notification without a category says it has none")
+    func freeUserWithoutCategory() throws {
+        let free = try AnalyzerFixtures.notification(AnalyzerFixtures.n1, category: nil, premium: false)
+        let f = try #require(try AnalyzerFixtures.findings([free]).first { $0.code == .premiumMismatch })
+        let expected = "(is_premium false) has no category, not TASK_NOTIFICATION_GENERIC"
+        #expect(f.message.hasSuffix(expected), "\(f.message)")
+    }
+}

@@ -78,6 +78,10 @@ enum ExportCommand: Command {
         if all && !arguments.operands.isEmpty {
             throw UsageError("--all goes with --thread or --task", command: "export")
         }
+        if !arguments.operands.isEmpty && arguments.value("at") != nil {
+            throw UsageError(
+                "--at goes with --thread or --task: an event id names one event already", command: "export")
+        }
         let selection: Selection
         if let taskID = try TaskIDOption.parse(arguments) {
             selection = .task(taskID)

@@ -121,9 +121,9 @@ enum IngestCommand: Command {
                     ("last_seq", .uint(summary.lastSeq)),
                 ]).serialized())
         } else {
-            var line = "appended \(grouped(summary.appended)) of \(grouped(summary.read)) events"
+            var line = "appended \(grouped(summary.appended)) of \(counted(summary.read, "event"))"
             if let first = summary.firstSeq, let last = summary.lastSeq { line += " (seq \(first)–\(last))" }
-            line += "; \(grouped(summary.duplicates)) duplicates, \(grouped(summary.conflicts)) conflicts, "
+            line += "; \(counted(summary.duplicates, "duplicate")), \(counted(summary.conflicts, "conflict")), "
             line += "\(grouped(summary.rejected)) rejected"
             if options.strict && summary.rejected + summary.conflicts > 0 {
                 line += "; --strict: nothing from this run was stored"

@@ -127,6 +127,9 @@ extension Context {
     }
 }
 
+/// A count and its noun, for people: "1 event", "1,204 events".
+func counted(_ n: Int, _ noun: String) -> String { grouped(n) + " " + (n == 1 ? noun : noun + "s") }
+
 /// Formats counts for people: 1234567 → "1,234,567".
 func grouped(_ n: Int) -> String {
     let s = String(n.magnitude)

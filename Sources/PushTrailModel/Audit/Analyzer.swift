@@ -80,8 +80,8 @@ public struct Finding: Equatable, Sendable {
                 "notification \(short(id)) offered buttons [\(Finding.list(buttons))] but \(category ?? "no category") "
                 + "has [\(Finding.list(expected))]"
         case .premiumCategoryForFreeUser(let user, let category):
-            return "notification \(short(id)) to free user \(user) (is_premium false) has category "
-                + "\(category ?? "no category"), not \(Category.generic.rawValue)"
+            return "notification \(short(id)) to free user \(user) (is_premium false) has "
+                + (category.map { "category " + $0 } ?? "no category") + ", not \(Category.generic.rawValue)"
         case .genericCategoryForPremiumUser(let user):
             return "notification \(short(id)) to premium user \(user) has category \(Category.generic.rawValue)"
         case .threadID(let found, let taskID):
