@@ -49,29 +49,19 @@ enum ShowCommand: Command {
             ("seq", String(stored.seq)), ("at", event.at.description), ("recorded", stored.recordedAt.description),
             ("user", event.user), ("device", context.token(event.device, arguments)), ("hash", SHA256.hex(stored.hash)),
         ]
-        // Where the event sits in its task's story.
-        let (taskID, report) = try store.read { reader -> (Int64?, TaskReport?) in
-            var task = event.taskID
-            if task == nil, let ref = event.referencedNotificationID, let seq = try reader.seq(forID: ref),
-                let n = try reader.event(seq: seq)
-            {
-                task = try n.decode().taskID
-            }
-            return (task, try task.flatMap { try reader.taskReport($0, horizon: nil) })
+        // Where the event sits in its task's story, and its findings: the same timeline
+        // analysis `thread` runs, so a delivery's findings show too.
+        let entry = try store.read { reader in
+            try reader.timeline([LoadedEvent(stored: stored, event: event)], horizon: nil).first
         }
-        var findings: [Finding] = []
-        if let taskID {
+        if let entry, let taskID = entry.taskID {
             rows.append(("task", String(taskID)))
-            let steps = report?.history ?? []
-            if let step = steps.first(where: { $0.loaded.seq == stored.seq }) {
-                let state = step.from == step.to ? step.to.rawValue : "\(step.from) → \(step.to)"
-                rows.append(("state", state + style.dim(" (the task at this point)")))
-                findings = step.findings
-            } else {
-                let before = steps.last(where: { $0.loaded.position < stored.position })?.to ?? .active
-                rows.append(("state", before.rawValue + style.dim(" (the task at this point)")))
+            if let state = entry.taskState {
+                let shown = entry.transition.map { $0.from == $0.to ? state.rawValue : "\($0.from) → \($0.to)" }
+                rows.append(("state", (shown ?? state.rawValue) + style.dim(" (the task at this point)")))
             }
         }
+        let findings = entry?.findings ?? []
         if let thread = event.threadID { rows.append(("thread", thread)) }
         if let d = event.delivery, d.status != 200 {
             rows.append(("answer", style.red("\(d.status) \(d.reason ?? "")")))
