@@ -9,8 +9,9 @@ struct ShowFindingsTests {
         let dir = try TempDir()
         let lines = [
             Line.notification("n-1", thread: "task-5", task: 5, at: "2026-11-20T08:00:00Z"),
-            Line.delivery("d-1", notification: "n-1", status: 400, at: "2026-11-20T08:00:01Z",
-                          extra: ",\"reason\":\"BadDeviceToken\""),
+            Line.delivery(
+                "d-1", notification: "n-1", status: 400, at: "2026-11-20T08:00:01Z",
+                extra: ",\"reason\":\"BadDeviceToken\""),
             Line.action("a-1", task: 5, action: "cancel", at: "2026-11-20T09:00:00Z"),
         ]
         let input = try dir.write("events.ndjson", lines: lines)
@@ -24,7 +25,8 @@ struct ShowFindingsTests {
         let r = CLI.run(store: dir.store, ["show", "d-1"])
         #expect(r.status == 0, "\(r)")
         #expect(r.stdout.contains("task      5"), "\(r.stdout)")
-        #expect(r.stdout.contains("⚠ delivery_failed: delivery d-1 for notification n-1: APNs answered 400 BadDeviceToken"))
+        let finding = "⚠ delivery_failed: delivery d-1 for notification n-1: APNs answered 400 BadDeviceToken"
+        #expect(r.stdout.contains(finding), "\(r.stdout)")
         let audit = try CLI.run(store: dir.store, ["audit", "--json"]).json()
         #expect(audit["findings"]?[0]?["id"]?.string == "d-1", "\(audit)")
         #expect(audit["findings"]?[0]?["code"]?.string == "delivery_failed")
