@@ -648,3 +648,32 @@ struct DecodedNotificationTests {
         #expect(fixture.payloadSize == Fixture.payload.utf8.count)
     }
 }
+
+@Suite("platform: iOS is read, anything else is refused with its reason")
+struct PlatformTests {
+    @Test("no platform, or ios, is an APNs notification")
+    func ios() throws {
+        #expect(rejection(Fixture.notification) == nil)
+        #expect(rejection(Fixture.notification.with("platform", #""ios""#)) == nil)
+    }
+
+    @Test("android is refused, saying that this version records APNs notifications only")
+    func android() {
+        #expect(
+            rejection(Fixture.notification.with("platform", #""android""#))
+                == #""platform" is "android": this version of pushtrail records iOS (APNs) notifications only"#)
+        // Before the payload's own rules: an FCM message has no aps.
+        let fcm = Fixture.notification.with("platform", #""android""#).with("payload", #"{"data":{"task_id":"7"}}"#)
+        #expect(rejection(fcm)?.hasPrefix(#""platform" is "android""#) == true)
+    }
+
+    @Test("any other platform, in any case, is a bad line naming the two it could be")
+    func others() {
+        for name in ["windows", "IOS", "Android", ""] {
+            #expect(
+                rejection(Fixture.notification.with("platform", jsonString(name)))
+                    == "\"platform\" is \"\(name)\"; expected ios or android", "\(name)")
+        }
+        #expect(rejection(Fixture.notification.with("platform", "5")) == #""platform" must be a string, not 5"#)
+    }
+}

@@ -146,6 +146,7 @@ public struct EventDecoder: Sendable {
         guard json.kind(payload) == .object else {
             throw InvalidEvent("\"payload\" must be an object, not \(article(json.kind(payload)))")
         }
+        try checkPlatform(json, root)
         guard let aps = json.member(payload, "aps") else {
             throw InvalidEvent("\"payload\" has no \"aps\" object")
         }
@@ -153,7 +154,6 @@ public struct EventDecoder: Sendable {
             throw InvalidEvent("\"payload.aps\" must be an object, not \(article(json.kind(aps)))")
         }
         let topic = try optionalString(json, root, "topic", bytes: EventSchema.topicBytes, keep: full)
-        _ = try optionalString(json, root, "platform", keep: false)
         let threadID = try optionalString(
             json, aps, "thread-id", bytes: EventSchema.threadIDBytes, path: "payload.aps.")
         let category = try optionalString(json, aps, "category", path: "payload.aps.", keep: full)
@@ -269,6 +269,24 @@ public struct EventDecoder: Sendable {
         let reason = try optionalString(json, root, "reason")
         return Delivery(
             notificationID: EventID.normalizedNotificationIDString(notificationID), status: Int(status), reason: reason)
+    }
+
+    /// `platform`: `ios` when absent. Android (FCM) payloads are a different message
+    /// format, refused for now rather than read as APNs bodies; anything else is a
+    /// mistake in the line.
+    static func checkPlatform(_ json: JSONView, _ root: Int) throws(InvalidEvent) {
+        guard let node = json.member(root, "platform") else { return }
+        guard json.kind(node) == .string else {
+            throw InvalidEvent("\"platform\" must be a string, not \(shown(json.rawString(node)))")
+        }
+        let isIOS = json.withStringBytes(node) { $0.elementsEqual("ios".utf8) }
+        if isIOS { return }
+        let name = json.string(node) ?? ""
+        if name == "android" {
+            throw InvalidEvent(
+                "\"platform\" is \"android\": this version of pushtrail records iOS (APNs) notifications only")
+        }
+        throw InvalidEvent("\"platform\" is \"\(shown(name))\"; expected ios or android")
     }
 
     // MARK: - Field helpers
