@@ -37,20 +37,12 @@ public struct EventDecoder: Sendable {
 
     /// `decodeForFiling` of an array of bytes.
     public mutating func decodeForFiling(_ line: [UInt8]) throws(InvalidEvent) -> FilingEvent {
-        do {
-            return try line.withUnsafeBytes { try decodeForFiling($0) }
-        } catch {
-            throw InvalidEvent.from(error)
-        }
+        try decodeCollection(line, full: false).filing
     }
 
     /// `decodeForFiling` of a slice of bytes.
     public mutating func decodeForFiling(_ line: ArraySlice<UInt8>) throws(InvalidEvent) -> FilingEvent {
-        do {
-            return try line.withUnsafeBytes { try decodeForFiling($0) }
-        } catch {
-            throw InvalidEvent.from(error)
-        }
+        try decodeCollection(line, full: false).filing
     }
 
     /// The decode; with `full` false, display fields are left unset (only `filing` of
@@ -78,20 +70,22 @@ public struct EventDecoder: Sendable {
 
     /// Decodes an event from an array of bytes.
     public mutating func decode(_ line: [UInt8]) throws(InvalidEvent) -> Event {
-        try decodeCollection(line)
+        try decodeCollection(line, full: true)
     }
 
     /// Decodes an event from a slice of bytes.
     public mutating func decode(_ line: ArraySlice<UInt8>) throws(InvalidEvent) -> Event {
-        try decodeCollection(line)
+        try decodeCollection(line, full: true)
     }
 
-    private mutating func decodeCollection<C: Collection<UInt8>>(_ line: C) throws(InvalidEvent) -> Event {
+    private mutating func decodeCollection<C: Collection<UInt8>>(_ line: C, full: Bool) throws(InvalidEvent) -> Event {
         do {
-            if let result = try line.withContiguousStorageIfAvailable({ try decode(UnsafeRawBufferPointer($0)) }) {
+            if let result = try line.withContiguousStorageIfAvailable({
+                try decode(UnsafeRawBufferPointer($0), full: full)
+            }) {
                 return result
             }
-            return try Array(line).withUnsafeBytes { try decode($0) }
+            return try Array(line).withUnsafeBytes { try decode($0, full: full) }
         } catch {
             throw InvalidEvent.from(error)
         }

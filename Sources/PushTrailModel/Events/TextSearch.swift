@@ -5,6 +5,8 @@
 public struct TextSearch: Sendable {
     /// The folded needle, as UTF-8.
     let needle: [UInt8]
+    /// Whether the needle is ASCII: only then can it match an ASCII event.
+    let needleIsASCII: Bool
 
     /// A search for `text`; an empty text matches every event.
     public init(_ text: String) {
@@ -12,6 +14,7 @@ public struct TextSearch: Sendable {
         folded.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars { TextSearch.appendFolded(scalar, to: &folded) }
         needle = folded
+        needleIsASCII = folded.allSatisfy { $0 < 0x80 }
     }
 
     /// Whether the event whose JSON is `raw` contains the text.
@@ -20,7 +23,7 @@ public struct TextSearch: Sendable {
         // Most events are ASCII without escapes: then the bytes are the text, and
         // folding a byte is setting a bit. A non-ASCII needle cannot match them.
         if !raw.contains(where: { $0 >= 0x80 || $0 == UInt8(ascii: "\\") }) {
-            return needle.allSatisfy({ $0 < 0x80 }) && TextSearch.contains(raw, needle, foldingASCII: true)
+            return needleIsASCII && TextSearch.contains(raw, needle, foldingASCII: true)
         }
         return TextSearch.contains(TextSearch.foldedText(raw), needle, foldingASCII: false)
     }

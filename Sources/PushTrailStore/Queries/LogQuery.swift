@@ -56,12 +56,10 @@ extension StoreReader {
             // A user may have thousands of events, and support asks for the last few:
             // order them by their headers, then read and decode only as many as the
             // caller takes.
-            var positions = try timelinePositions(of: seqs(.users, key: Array(user.utf8)))
-            if reverse { positions.reverse() }
-            for p in positions where matcher.inRange(p) {
-                guard let stored = try event(seq: p.seq) else {
-                    throw StoreError.damaged(seq: p.seq, detail: "an index names it but it is not stored")
-                }
+            var records = try timelineRecords(of: seqs(.users, key: Array(user.utf8)))
+            if reverse { records.reverse() }
+            for (p, record) in records where matcher.inRange(p) {
+                let stored = try storedEvent(seq: p.seq, value: record)
                 let loaded = LoadedEvent(stored: stored, event: try stored.decode())
                 if try matcher.matches(loaded, drivenBy: .user), try !body(loaded) { return }
             }

@@ -596,7 +596,14 @@ public struct StoreReader {
     /// alone (nothing is decompressed or decoded). An index entry naming an event that
     /// is not stored is damage.
     func timelinePositions(of seqs: [UInt64]) throws -> [Position] {
-        var out: [Position] = []
+        try timelineRecords(of: seqs).map(\.position)
+    }
+
+    /// The events `seqs` in timeline order, each with its stored record, which points
+    /// into the map and stays valid while this reader's transaction lasts: a caller that
+    /// reads some of them after ordering them looks each up once.
+    func timelineRecords(of seqs: [UInt64]) throws -> [(position: Position, record: UnsafeRawBufferPointer)] {
+        var out: [(position: Position, record: UnsafeRawBufferPointer)] = []
         out.reserveCapacity(seqs.count)
         for seq in seqs {
             guard let value = try store.events.get(Layout.bigEndian(seq), in: txn) else {
@@ -605,12 +612,10 @@ public struct StoreReader {
             guard value.count > Layout.eventHeaderSize else {
                 throw StoreError.damaged(seq: seq, detail: "its header is malformed")
             }
-            out.append(
-                Position(
-                    at: Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9))), seq: seq)
-            )
+            let at = Timestamp(microseconds: Layout.signedFromOrdered(Layout.readBigEndian(value, at: 9)))
+            out.append((Position(at: at, seq: seq), value))
         }
-        out.sort()
+        out.sort { $0.position < $1.position }
         return out
     }
 
