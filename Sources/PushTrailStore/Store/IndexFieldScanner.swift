@@ -33,7 +33,7 @@ struct IndexFieldScanner {
     /// The members `scan` reads, each with its slot in `Slots`; `other` takes every
     /// member it skips.
     enum Member: Int {
-        case type, id, at, user, device, rootTaskID, rootNotificationID, rootThreadID, status
+        case type, id, at, user, device, rootTaskID, rootNotificationID, rootThreadID, status, reason, platform
         case payload, payloadTaskID, aps, apsThreadID, other
         /// How many there are: `other` is the last.
         static let count = other.rawValue + 1
@@ -62,8 +62,9 @@ struct IndexFieldScanner {
     private(set) var taskID: Int64?
     private var thread = Field()
     private var ref = Field()
-    /// For a delivery, its status.
+    /// For a delivery, its status, and whether its reason is FCM's `UNREGISTERED`.
     private(set) var deliveryStatus = 0
+    private var reasonIsUnregistered = false
 
     init() {}
 
@@ -108,8 +109,16 @@ struct IndexFieldScanner {
         thread = Field()
         ref = Field()
         deliveryStatus = 0
+        reasonIsUnregistered = false
         switch type {
         case .notification:
+            // An Android notification reads its fields from the FCM message's data map:
+            // the decoder's work.
+            if field(.platform).kind != .absent {
+                guard field(.platform).kind == .string,
+                    text.withBytes(field(.platform), { $0.elementsEqual("ios".utf8) })
+                else { return false }
+            }
             guard field(.payload).kind == .object, field(.aps).kind == .object else { return false }
             if field(.payloadTaskID).kind != .absent {
                 guard let v = text.integer(field(.payloadTaskID)) else { return false }
@@ -143,6 +152,12 @@ struct IndexFieldScanner {
             ref = field(.rootNotificationID)
             guard let s = text.integer(field(.status)), EventSchema.httpStatuses.contains(s) else { return false }
             deliveryStatus = Int(s)
+            if field(.reason).kind != .absent {
+                guard field(.reason).kind == .string else { return false }
+                reasonIsUnregistered = text.withBytes(field(.reason)) {
+                    $0.elementsEqual(Delivery.fcmUnregistered.utf8)
+                }
+            }
         }
         return true
     }
@@ -273,9 +288,12 @@ struct IndexFieldScanner {
                 case 6:
                     if equals("device") { return .device }
                     if equals("status") { return .status }
+                    if equals("reason") { return .reason }
                 case 7:
                     if equals("payload") { return .payload }
                     if equals("task_id") { return .rootTaskID }
+                case 8:
+                    if equals("platform") { return .platform }
                 case 9:
                     if equals("thread_id") { return .rootThreadID }
                 case 15:
@@ -481,9 +499,14 @@ extension IndexFieldScanner {
 
     // MARK: - Entries
 
-    /// Whether the event is a 410 delivery: its `unregistered` entry needs the stored
+    /// Whether the event is a delivery that declares its token dead (as
+    /// `Delivery.declaresTokenDead` says): its `unregistered` entry needs the stored
     /// notification's device, which `deferredUnregistration` hands over.
-    var isUnregistration: Bool { type == .delivery && deliveryStatus == 410 }
+    var isUnregistration: Bool {
+        type == .delivery
+            && Delivery.declaresTokenDead(
+                status: deliveryStatus, reason: reasonIsUnregistered ? Delivery.fcmUnregistered : nil)
+    }
 
     /// For a 410 delivery: the (normalised) notification id and the delivery's own
     /// device, for `Layout.indexEntries`' lookup.
