@@ -120,12 +120,12 @@ public struct Finding: Equatable, Sendable {
             return "\(Finding.actionLabel(id, action, outcome)) pressed \(action.rawValue) on notification "
                 + "\(short(notificationID)), \(shown) [\(Finding.list(offered))]"
         case .deliveryRefused(let notificationID, let status, let reason, let platform):
-            return
-                "delivery \(short(id)) for notification \(short(notificationID)): \(platform.service) answered \(status)"
-                + (reason.map { " " + $0 } ?? "")
+            return "delivery \(short(id)) for notification \(short(notificationID)): "
+                + "\(platform.service) answered \(status)" + (reason.map { " " + $0 } ?? "")
         case .tooManyButtons(let buttons, let hidden):
             return "Android notification \(short(id)) lists \(buttons.count) buttons [\(Finding.list(buttons))]; "
-                + "Android shows \(PushNotification.androidButtonLimit), so the user never saw [\(Finding.list(hidden))]"
+                + "Android shows \(PushNotification.androidButtonLimit), "
+                + "so the user never saw [\(Finding.list(hidden))]"
         case .notificationMessage(let blocks, let buttons):
             return "Android notification \(short(id)) has a \(Finding.list(blocks)) block: while the app is in the "
                 + "background the system shows it without the app, so its buttons [\(Finding.list(buttons))] never "
