@@ -115,6 +115,16 @@ struct AndroidDecoderTests {
         #expect(rejection(Fixture.androidNotification.with("project", "1")) == #""project" must be a string, not 1"#)
     }
 
+    @Test("a task id of decimal digits: leading zeros allowed, up to Int64.max")
+    func decimal() {
+        func value(_ s: String) -> Int64? { Array(s.utf8).withUnsafeBytes(FCMRules.decimal) }
+        #expect(value("007") == 7)
+        #expect(value("0") == 0)
+        #expect(value("9223372036854775807") == Int64.max)
+        #expect(value("9223372036854775808") == nil)
+        for bad in ["", "-1", "+1", "1.0", "1e3", " 1", "1 ", "١"] { #expect(value(bad) == nil, "\(bad)") }
+    }
+
     @Test("android.data replaces data, as FCM delivers it")
     func androidDataWins() throws {
         let payload = #"{"data":{"task_id":"1","thread_id":"task-1"},"android":{"data":{"task_id":"2"}}}"#

@@ -82,11 +82,7 @@ extension EventDecoder {
     private static func decimalTaskID(_ json: JSONView, _ t: Int, path: String) throws(InvalidEvent) -> Int64 {
         if let value = json.int64(t) { return value }
         if json.kind(t) == .string {
-            let value = json.withStringBytes(t) { b -> Int64? in
-                guard !b.isEmpty, b.count <= 19, b.allSatisfy({ $0 &- UInt8(ascii: "0") < 10 }) else { return nil }
-                return Int64(String(decoding: b, as: UTF8.self))
-            }
-            if let value { return value }
+            if let value = json.withStringBytes(t, FCMRules.decimal) { return value }
         }
         throw InvalidEvent(
             "\"\(path)task_id\" must be a string of decimal digits, not \(shown(json.rawString(t)))")
@@ -180,6 +176,22 @@ extension EventDecoder {
 
 /// FCM's rules for data maps.
 public enum FCMRules {
+    /// A data value of decimal digits as a number (a task id), or nil when it is
+    /// anything else or over `Int64.max`. Leading zeros are allowed.
+    public static func decimal(_ digits: UnsafeRawBufferPointer) -> Int64? {
+        guard !digits.isEmpty else { return nil }
+        var value: Int64 = 0
+        for c in digits {
+            let d = c &- UInt8(ascii: "0")
+            guard d < 10 else { return nil }
+            let (times, o1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times.addingReportingOverflow(Int64(d))
+            guard !o1, !o2 else { return nil }
+            value = sum
+        }
+        return value
+    }
+
     /// Keys FCM reserves: `from`, `message_type`, `collapse_key` and any starting with
     /// `google.` or `gcm.`.
     public static func isReservedKey(_ key: String) -> Bool {
