@@ -33,6 +33,14 @@ def notification(id="bad", aps='{"alert":"Take out the bins","category":"TASK_AC
             f'"payload":{{"aps":{aps}{payload_extra}}}{extra}}}')
 
 
+def fcm(data='{"task_id":"1101","thread_id":"task-1101","category":"TASK_ACTIONABLE"}', payload_extra="", extra="",
+        id="bad", token="cHoStIlE:APA91bHostileToken"):
+    """An Android notification: an FCM message whose data map is `data`."""
+    token_member = f'"token":{q(token)},' if token is not None else ""
+    return (f'{{"type":"notification","id":{q(id)},"at":{q(AT)},"user":"u_hostile","platform":"android",'
+            f'"payload":{{{token_member}"data":{data}{payload_extra}}}{extra}}}')
+
+
 def raw_user(bytes_):
     """A delivery whose user string holds `bytes_` as they are (not escaped)."""
     head = b'{"type":"delivery","id":"bad","at":"2026-11-29T10:00:00Z","user":"u'
@@ -400,6 +408,44 @@ rules = [
     (notification(payload_extra=',"notification_type":[]'), '"payload.notification_type" must be a string'),
     (notification(extra=',"topic":5'), '"topic" must be a string, not 5'),
     (notification(extra=',"platform":5'), '"platform" must be a string, not 5'),
+    (notification(extra=',"platform":"Android"'), '"platform" is "Android"; expected ios or android'),
+    (notification(extra=',"platform":"fcm"'), '"platform" is "fcm"; expected ios or android'),
+    # Android: the FCM message and its data map
+    (fcm(data='"task_id=1101"'), '"payload.data" must be an object, not a string'),
+    (fcm(data='[]'), '"payload.data" must be an object, not an array'),
+    (fcm(payload_extra=',"android":"HIGH"'), '"payload.android" must be an object, not a string'),
+    (fcm(payload_extra=',"android":{"data":[]}'), '"payload.android.data" must be an object, not an array'),
+    (fcm(payload_extra=',"notification":"hi"'), '"payload.notification" must be an object, not a string'),
+    (fcm(payload_extra=',"android":{"notification":null}'), '"payload.android.notification" must be an object, not null'),
+    (fcm(payload_extra=',"notification":{"title":7}'), '"payload.notification.title" must be a string, not 7'),
+    (fcm(payload_extra=',"android":{"notification":{"body":[]}}'), '"payload.android.notification.body" must be a string'),
+    (fcm(data='{"task_id":"11o1"}'), '"payload.data.task_id" must be a string of decimal digits, not "11o1"'),
+    (fcm(data='{"task_id":" 1101"}'), '"payload.data.task_id" must be a string of decimal digits, not " 1101"'),
+    (fcm(data='{"task_id":"-1101"}'), '"payload.data.task_id" must be a string of decimal digits, not "-1101"'),
+    (fcm(data='{"task_id":""}'), '"payload.data.task_id" must be a string of decimal digits, not ""'),
+    (fcm(data='{"task_id":"9223372036854775808"}'), '"payload.data.task_id" must be a string of decimal digits'),
+    (fcm(data='{"task_id":1101.5}'), '"payload.data.task_id" must be a string of decimal digits, not 1101.5'),
+    (fcm(data='{"task_id":null}'), '"payload.data.task_id" must be a string of decimal digits, not null'),
+    (fcm(data='{"is_premium":"True"}'), '"payload.data.is_premium" must be "true" or "false", not "True"'),
+    (fcm(data='{"is_premium":"1"}'), '"payload.data.is_premium" must be "true" or "false", not "1"'),
+    (fcm(data='{"is_premium":null}'), '"payload.data.is_premium" must be "true" or "false", not null'),
+    (fcm(data='{"button_types":"complete,,cancel"}'), '"payload.data.button_types" must be a JSON array of names in a string'),
+    (fcm(data='{"button_types":","}'), '"payload.data.button_types" must be a JSON array of names in a string'),
+    (fcm(data='{"button_types":"[\\"complete\\""}'), '"payload.data.button_types" must be a JSON array of names in a string'),
+    (fcm(data='{"button_types":"[1]"}'), '"payload.data.button_types" must be a JSON array of names in a string'),
+    (fcm(data='{"button_types":"{\\"a\\":1}"}'), '"payload.data.button_types" must be a JSON array of names in a string'),
+    (fcm(data='{"button_types":7}'), '"payload.data.button_types" must be a JSON array of names in a string'),
+    (fcm(data='{"thread_id":""}'), '"payload.data.thread_id" must be 1–255 bytes, not 0'),
+    (fcm(data='{"thread_id":"' + "t" * 256 + '"}'), '"payload.data.thread_id" must be 1–255 bytes, not 256'),
+    (fcm(data='{"thread_id":1101}'), '"payload.data.thread_id" must be a string, not 1101'),
+    (fcm(data='{"category":["TASK_ACTIONABLE"]}'), '"payload.data.category" must be a string'),
+    (fcm(data='{"title":false}'), '"payload.data.title" must be a string, not false'),
+    (fcm(data='{}', payload_extra=',"android":{"data":{"task_id":"x"}}'), '"payload.android.data.task_id" must be a string of decimal digits, not "x"'),
+    (fcm(token=""), '"payload.token" must be 1–4096 bytes, not 0'),
+    (fcm(token=None, payload_extra=',"token":42'), '"payload.token" must be a string, not 42'),
+    (fcm(extra=',"device":"another-token"'), '"device" and "payload.token" are different tokens'),
+    (fcm(extra=',"project":7'), '"project" must be a string, not 7'),
+    (delivery(extra=',"message_id":7'), '"message_id" must be a string, not 7'),
     # action
     (action().replace('"task_id":1101,', ""), 'action has no "task_id"'),
     (action(task='"1101"'), '"task_id" must be an integer, not "1101"'),
@@ -477,6 +523,12 @@ accepted = [
     action(id="ID", task="-9223372036854775808"),
     action(id="ID", task="9223372036854775807", act='"edit"', extra=',"changes":{}'),
     notification(id="ID", aps="{}", payload_extra=',"button_types":[],"is_premium":false,"task_id":-0'),
+    fcm(id="ID", data="{}"),                                           # an empty data map
+    fcm(id="ID", token=None, data='{"task_id":"0001101"}', payload_extra=',"topic":"all"'),
+    fcm(id="ID", data='{"task_id":1101,"is_premium":true,"button_types":["complete"],"google.x":1}'),
+    fcm(id="ID", data='{"button_types":"[]"}', payload_extra=',"android":{"data":{},"notification":{}},"notification":{}'),
+    fcm(id="ID", data='{"button_types":" complete , cancel "}', extra=',"device":"cHoStIlE:APA91bHostileToken"'),
+    delivery(id="ID", status="404", extra=',"reason":"UNREGISTERED","message_id":""'),
     '{"type":"delivery","id":"ID","at":"2026-11-29T10:00:00Z","user":"u_hostile","notification_id":"n-1","status":200}\r',
 ]
 with open(os.path.join(HERE, "accepted.ndjson"), "wb") as f:
