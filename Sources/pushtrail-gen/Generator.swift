@@ -434,7 +434,7 @@ struct Generator {
                 threadVariant = UInt8(rng.between(1, 3))
             case 4:  // payload_too_large
                 oversized = true
-            case 5:  // too_many_actions (Android only, as are the cases below)
+            case 5 where category == .actionable:  // too_many_actions (Android only, as below)
                 flaw = .tooManyActions
             case 6 where category.androidOffered != 0:  // fcm_notification_message
                 flaw = .notificationMessage
