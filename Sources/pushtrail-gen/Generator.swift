@@ -517,6 +517,7 @@ struct Generator {
     }
 
     /// `,"topic":…,"payload":{"aps":…,…custom keys}}`: the APNs request as sent.
+    @inline(__always)
     private mutating func writeAPNsPayload(_ message: Message, task: TaskSlot) {
         out.raw(
             #"""
@@ -635,11 +636,13 @@ struct Generator {
         homeNames[Int(residences[Int(task.residence)].name)]
     }
 
+    @inline(__always)
     private mutating func writeTypeName(_ message: Message) {
         if message.category == .generic { out.raw("task_generic") } else { out.raw(message.kind.typeName) }
     }
 
     /// `TITLE","subtitle":"SUBTITLE","body":"BODY`: the alert's text, as the app words it.
+    @inline(__always)
     private mutating func writeAlert(_ message: Message, task: TaskSlot) {
         writeTitle(message, task: task)
         out.raw(#"","subtitle":""#)
@@ -652,6 +655,7 @@ struct Generator {
         writeBody(message, task: task)
     }
 
+    @inline(__always)
     private mutating func writeTitle(_ message: Message, task: TaskSlot) {
         if message.category == .generic {
             out.raw("Task reminder")
@@ -668,6 +672,7 @@ struct Generator {
         out.text(taskName(task), in: text)
     }
 
+    @inline(__always)
     private mutating func writeBody(_ message: Message, task: TaskSlot) {
         let name = taskName(task)
         let due = Int(task.due)
