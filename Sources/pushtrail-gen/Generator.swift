@@ -472,7 +472,9 @@ struct Generator {
         writeUserAndDevice(user: user, device: device, generation: generation)
         let message = Message(
             kind: kind, category: category, buttons: buttons, premium: premiumFlag, threadVariant: threadVariant,
-            oversized: oversized, flaw: flaw, user: user, actor: actor, today: today)
+            oversized: oversized, flaw: flaw, user: user, actor: actor, today: today,
+            name: task.renamed ? taskRenames[Int(task.name)] : taskNames[Int(task.name)],
+            home: homeNames[Int(residences[Int(task.residence)].name)])
         if android {
             writeFCMMessage(message, task: task)
         } else {
@@ -514,6 +516,8 @@ struct Generator {
         var user: Int
         var actor: Int
         var today: Int
+        var name: TextPool.Ref
+        var home: TextPool.Ref
     }
 
     /// `,"topic":…,"payload":{"aps":…,…custom keys}}`: the APNs request as sent.
@@ -535,11 +539,11 @@ struct Generator {
         out.raw(#""},"task_id":"#)
         out.int(task.id)
         out.raw(#","task_name":""#)
-        out.text(taskName(task), in: text)
+        out.text(message.name, in: text)
         out.raw(#"","residence_id":"#)
         out.int(Int(task.residence) + 10)
         out.raw(#","residence_name":""#)
-        out.text(homeName(task), in: text)
+        out.text(message.home, in: text)
         out.raw(#"","due_date":""#)
         out.isoDate(Int(task.due))
         if message.oversized { writeNotes(length: rng.between(3600, 5600)) }
@@ -575,11 +579,11 @@ struct Generator {
             out.int(task.id)
             out.raw(#"","task_name":""#)
         }
-        out.text(taskName(task), in: text)
+        out.text(message.name, in: text)
         out.raw(#"","residence_id":""#)
         out.int(Int(task.residence) + 10)
         out.raw(#"","residence_name":""#)
-        out.text(homeName(task), in: text)
+        out.text(message.home, in: text)
         out.raw(#"","due_date":""#)
         out.isoDate(Int(task.due))
         // FCM counts the data's keys and values, not the JSON around them.
@@ -627,16 +631,6 @@ struct Generator {
     }
 
     @inline(__always)
-    private func taskName(_ task: TaskSlot) -> TextPool.Ref {
-        task.renamed ? taskRenames[Int(task.name)] : taskNames[Int(task.name)]
-    }
-
-    @inline(__always)
-    private func homeName(_ task: TaskSlot) -> TextPool.Ref {
-        homeNames[Int(residences[Int(task.residence)].name)]
-    }
-
-    @inline(__always)
     private mutating func writeTypeName(_ message: Message) {
         if message.category == .generic { out.raw("task_generic") } else { out.raw(message.kind.typeName) }
     }
@@ -649,7 +643,7 @@ struct Generator {
         if message.category == .generic {
             out.raw("honeyDue")
         } else {
-            out.text(homeName(task), in: text)
+            out.text(message.home, in: text)
         }
         out.raw(#"","body":""#)
         writeBody(message, task: task)
@@ -669,12 +663,12 @@ struct Generator {
         case .completed: out.raw("Completed: ")
         case .cancelled: out.raw("Cancelled: ")
         }
-        out.text(taskName(task), in: text)
+        out.text(message.name, in: text)
     }
 
     @inline(__always)
     private mutating func writeBody(_ message: Message, task: TaskSlot) {
-        let name = taskName(task)
+        let name = message.name
         let due = Int(task.due)
         let today = message.today
         if message.category == .generic {
@@ -694,7 +688,7 @@ struct Generator {
         case .assigned:
             out.text(firstNames[Int(users[user].name)], in: text)
             out.raw(", this task was added to ")
-            out.text(homeName(task), in: text)
+            out.text(message.home, in: text)
             out.raw(", due ")
             out.displayDate(due)
             out.byte(46)
