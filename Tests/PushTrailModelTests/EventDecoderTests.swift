@@ -649,7 +649,7 @@ struct DecodedNotificationTests {
     }
 }
 
-@Suite("platform: iOS is read, anything else is refused with its reason")
+@Suite("platform: iOS and Android are read, anything else is refused with its reason")
 struct PlatformTests {
     @Test("no platform, or ios, is an APNs notification")
     func ios() throws {
@@ -657,14 +657,14 @@ struct PlatformTests {
         #expect(rejection(Fixture.notification.with("platform", #""ios""#)) == nil)
     }
 
-    @Test("android is refused, saying that this version records APNs notifications only")
-    func android() {
-        #expect(
-            rejection(Fixture.notification.with("platform", #""android""#))
-                == #""platform" is "android": this version of pushtrail records iOS (APNs) notifications only"#)
-        // Before the payload's own rules: an FCM message has no aps.
-        let fcm = Fixture.notification.with("platform", #""android""#).with("payload", #"{"data":{"task_id":"7"}}"#)
-        #expect(rejection(fcm)?.hasPrefix(#""platform" is "android""#) == true)
+    @Test("android is an FCM message: no aps needed, its fields come from the data map")
+    func android() throws {
+        #expect(rejection(Fixture.androidNotification) == nil)
+        let n = try #require(try decodeEvent(Fixture.androidNotification).notification)
+        #expect(n.platform == .android)
+        // An APNs body under platform android is read as an FCM message: no data, no fields.
+        let apns = try #require(try decodeEvent(Fixture.notification.with("platform", #""android""#)).notification)
+        #expect(apns.platform == .android && apns.taskID == nil && apns.threadID == nil)
     }
 
     @Test("any other platform, in any case, is a bad line naming the two it could be")

@@ -207,7 +207,7 @@ struct IndexFieldScannerTests {
         }
     }
 
-    @Test("hand-written events: escapes in keys and values, unusual orders, tricky nested values, uppercase ids, 410s")
+    @Test("hand-written events: escapes, unusual orders, nested values, uppercase ids, 410s, FCM messages, 404s")
     func handWritten() throws {
         let lines = [
             #"{"payload":{"task_id":-42,"aps":{"thread-id":"t\"1\\","alert":{"title":"}{][\"","body":"x"}}},"#
@@ -229,6 +229,26 @@ struct IndexFieldScannerTests {
                 + #""outcome":"rejected","http_status":409,"error":"e"}"#,
             "{\"type\":\"action\",\"id\":\"a3\",\"at\":\"2026-11-29T10:00:00Z\",\"user\":\"ü\",\"task_id\":1,"
                 + "\"action\":\"edit\",\"outcome\":\"ok\",\"thread_id\":\"日本\"}\r",
+            // Android: the data map's strings, android.data winning, an integer task id,
+            // an escaped platform, a payload-level task_id and aps that do not count.
+            #"{"type":"notification","id":"F1","at":"2026-11-29T10:00:00Z","user":"u","platform":"android","#
+                + #""payload":{"token":"tok","data":{"task_id":"007","thread_id":"task-7","button_types":"a,b"}}}"#,
+            #"{"platform":"andr\u006fid","type":"notification","id":"F2","at":"2026-11-29T10:00:00Z","user":"u","#
+                + #""payload":{"task_id":5,"aps":{"thread-id":"x"},"data":{"task_id":"1","thread_id":"d"},"#
+                + #""android":{"priority":"HIGH","data":{"t\u0061sk_id":9223372036854775807,"thread_id":"a\"d"}}}}"#,
+            #"{"type":"notification","id":"F3","at":"2026-11-29T10:00:00Z","user":"u","platform":"android","#
+                + #""device":"tok","payload":{"token":"tok","notification":{"title":"t"},"android":{"data":{}}}}"#,
+            #"{"type":"notification","id":"F4","at":"2026-11-29T10:00:00Z","user":"u","platform":"ios","#
+                + #""payload":{"aps":{"thread-id":"i"},"task_id":3,"data":{"task_id":"4","thread_id":"no"}}}"#,
+            // FCM answers: UNREGISTERED (escaped too) declares the token dead only with a 404.
+            #"{"type":"delivery","id":"d4","at":"2026-11-29T10:00:00Z","user":"u","notification_id":"F1","#
+                + #""status":404,"reason":"UNREGISTERED","device":"tok"}"#,
+            #"{"type":"delivery","id":"d5","at":"2026-11-29T10:00:00Z","user":"u","notification_id":"F1","#
+                + #""status":404,"reason":"UNREGIST\u0045RED"}"#,
+            #"{"type":"delivery","id":"d6","at":"2026-11-29T10:00:00Z","user":"u","notification_id":"F1","#
+                + #""status":404,"reason":"NOT_FOUND"}"#,
+            #"{"type":"delivery","id":"d7","at":"2026-11-29T10:00:00Z","user":"u","notification_id":"F1","#
+                + #""status":400,"reason":"UNREGISTERED","message_id":"projects/p/messages/1"}"#,
         ].map { Array($0.utf8) }
         var decoder = EventDecoder()
         for line in lines {

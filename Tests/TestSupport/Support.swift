@@ -123,6 +123,31 @@ public enum Fixture {
         "payload": payload,
     ])
 
+    /// An FCM token, shaped like the real ones (instance id, colon, APA91b…).
+    public static let fcmToken = "eX4mPlE-InStAnCe_Id0:APA91bH0ld3rT0k3nF0rT3st5AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+
+    /// The Android app's data map for the fixture's task: strings, as FCM carries them.
+    public static let androidData =
+        #"{"task_id":"7","task_name":"Clean gutters","residence_id":"12","residence_name":"Home","#
+        + #""due_date":"2026-12-01","notification_type":"task_reminder","category":"TASK_ACTIONABLE","#
+        + #""thread_id":"task-7","title":"Clean gutters","subtitle":"Home","body":"Due tomorrow","#
+        + #""button_types":"complete,cancel,mark_in_progress","is_premium":"true"}"#
+
+    /// A data-only FCM v1 message for the fixture's task.
+    public static let androidPayload =
+        #"{"token":""# + fcmToken + #"","data":"# + androidData
+        + #","android":{"priority":"HIGH","restricted_package_name":"com.tt.honeydue"}}"#
+
+    public static let androidNotification = EventLine([
+        "type": #""notification""#,
+        "id": jsonString(notificationID),
+        "at": #""2026-11-29T10:00:00Z""#,
+        "user": #""user-1""#,
+        "platform": #""android""#,
+        "project": #""honeydue-prod""#,
+        "payload": androidPayload,
+    ])
+
     public static let action = EventLine([
         "type": #""action""#,
         "id": #""act-1""#,

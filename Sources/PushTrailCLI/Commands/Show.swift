@@ -62,7 +62,9 @@ enum ShowCommand: Command {
             }
         }
         let findings = entry?.findings ?? []
+        if let n = event.notification { rows.insert(("platform", n.platform.rawValue), at: 4) }
         if let thread = event.threadID { rows.append(("thread", thread)) }
+        if let message = event.delivery?.messageID { rows.append(("message", message)) }
         if let d = event.delivery, d.status != 200 {
             rows.append(("answer", style.red("\(d.status) \(d.reason ?? "")")))
         }
@@ -77,8 +79,10 @@ enum ShowCommand: Command {
         var decoder = EventDecoder()
         let pretty = try stored.raw.withUnsafeBytes { bytes in
             try decoder.withView(bytes) { json in
-                JSONPretty.render(json) { key in
-                    key == "device" && !arguments.flag("show-tokens")
+                JSONPretty.render(json) { path in
+                    // An FCM message names its device too: the same token (ingest checks).
+                    (path == "device" || (path == "payload.token" && event.notification?.platform == .android))
+                        && !arguments.flag("show-tokens")
                         ? JSONValue.quoted(context.token(event.device, arguments)) : nil
                 }
             }

@@ -34,9 +34,10 @@ enum Render {
         switch event.body {
         case .notification(let n):
             return [
+                ("platform", .string(n.platform.rawValue)),
                 ("category", .string(n.category)), ("notification_type", .string(n.notificationType)),
                 ("title", .string(n.title)), ("subtitle", .string(n.subtitle)), ("body", .string(n.body)),
-                ("buttons", .array(Category.buttons(of: n.category).map { .string($0.rawValue) })),
+                ("buttons", .array(n.shownButtons.map(JSONValue.string))),
                 ("button_types", n.buttons.map { .array($0.map(JSONValue.string)) } ?? .null),
                 ("is_premium", n.isPremium.map(JSONValue.bool) ?? .null),
             ]
@@ -49,7 +50,7 @@ enum Render {
         case .delivery(let d):
             return [
                 ("notification_id", .string(d.notificationID)), ("status", .int(d.status)),
-                ("reason", .string(d.reason)),
+                ("reason", .string(d.reason)), ("message_id", .string(d.messageID)),
             ]
         }
     }
@@ -58,15 +59,15 @@ enum Render {
     static func headline(_ event: Event, style: Style) -> String {
         switch event.body {
         case .notification(let n):
-            var s = "notification " + style.bold(n.category.map(oneLine) ?? "(no category)")
-            let buttons = Category.buttons(of: n.category)
+            var s = "notification " + n.platform.rawValue + " " + style.bold(n.category.map(oneLine) ?? "(no category)")
+            let buttons = n.shownButtons
             if buttons.isEmpty {
                 s += " (no buttons)"
             } else {
                 s += " ["
                 for (i, b) in buttons.enumerated() {
                     if i > 0 { s += ", " }
-                    s += b.rawValue
+                    s += oneLine(b)
                 }
                 s += "]"
             }

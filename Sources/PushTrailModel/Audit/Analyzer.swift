@@ -10,6 +10,9 @@ public enum FindingCode: String, Sendable, CaseIterable, Comparable {
     case payloadTooLarge = "payload_too_large"
     case deliveryFailed = "delivery_failed"
     case sentAfterUnregistered = "sent_after_unregistered"
+    case tooManyActions = "too_many_actions"
+    case fcmNotificationMessage = "fcm_notification_message"
+    case fcmInvalidData = "fcm_invalid_data"
 
     public static func < (a: FindingCode, b: FindingCode) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
@@ -43,8 +46,8 @@ public struct Finding: Equatable, Sendable {
         case sentAfterDelete(taskID: Int64, deletion: StateChange?)
         /// A premium notification whose category is not the one for the task's state.
         case categoryForState(category: String?, taskID: Int64, state: TaskState, since: StateChange?, expected: String)
-        /// `button_types` that differ, as a set, from the category's buttons.
-        case buttonsForCategory(buttons: [String], category: String?, expected: [String])
+        /// `button_types` that differ, as a set, from the category's buttons on the platform.
+        case buttonsForCategory(buttons: [String], category: String?, platform: Platform, expected: [String])
         /// A free user's notification with a premium category.
         case premiumCategoryForFreeUser(user: String, category: String?)
         /// A premium user's notification with the generic category.
@@ -52,7 +55,7 @@ public struct Finding: Equatable, Sendable {
         /// A thread id that is not `task-{task_id}` (nil: none).
         case threadID(found: String?, taskID: Int64)
         /// A payload over the push service's limit.
-        case payloadSize(bytes: Int, limit: Int)
+        case payloadSize(bytes: Int, limit: Int, platform: Platform)
         /// A notification to a device whose token was declared dead earlier.
         case sentToDeadToken(device: String, sentAt: Timestamp, deadSince: Unregistration)
         /// An accepted action the state machine does not allow.
@@ -61,9 +64,17 @@ public struct Finding: Equatable, Sendable {
         case actionAfterDelete(action: ActionKind, outcome: Outcome, taskID: Int64, deletion: StateChange?)
         /// A press of a button the notification did not show.
         case notOffered(
-            action: ActionKind, outcome: Outcome, notificationID: String, category: String?, offered: [String])
+            action: ActionKind, outcome: Outcome, notificationID: String, category: String?, platform: Platform,
+            offered: [String])
         /// A push service answer other than 200.
-        case deliveryRefused(notificationID: String, status: Int, reason: String?)
+        case deliveryRefused(notificationID: String, status: Int, reason: String?, platform: Platform)
+        /// Android: more buttons listed than Android shows; `hidden` never appeared.
+        case tooManyButtons(buttons: [String], hidden: [String])
+        /// Android: a notification message (`blocks`), whose buttons never appear while
+        /// the app is in the background.
+        case notificationMessage(blocks: [String], buttons: [String])
+        /// Android: data entries FCM refuses or drops.
+        case invalidData([DataProblem])
     }
 
     /// The finding in one line, device tokens as `tokens` shows them.
@@ -75,10 +86,10 @@ public struct Finding: Equatable, Sendable {
         case .categoryForState(let category, let taskID, let state, let since, let expected):
             return "notification \(short(id)) sent \(category ?? "no category") for task \(taskID), which was \(state)"
                 + "\(Finding.by(since)); expected \(expected)"
-        case .buttonsForCategory(let buttons, let category, let expected):
+        case .buttonsForCategory(let buttons, let category, let platform, let expected):
             return
                 "notification \(short(id)) offered buttons [\(Finding.list(buttons))] but \(category ?? "no category") "
-                + "has [\(Finding.list(expected))]"
+                + "has [\(Finding.list(expected))]" + (platform == .android ? " on Android" : "")
         case .premiumCategoryForFreeUser(let user, let category):
             return "notification \(short(id)) to free user \(user) (is_premium false) has "
                 + (category.map { "category " + $0 } ?? "no category") + ", not \(Category.generic.rawValue)"
@@ -87,12 +98,13 @@ public struct Finding: Equatable, Sendable {
         case .threadID(let found, let taskID):
             let shown = found.map { "\"\($0)\"" } ?? "no thread-id"
             return "notification \(short(id)) has \(shown), expected \"task-\(taskID)\" for task \(taskID)"
-        case .payloadSize(let bytes, let limit):
-            return "notification \(short(id)) payload is \(bytes) bytes, over APNs' \(limit)-byte limit"
+        case .payloadSize(let bytes, let limit, let platform):
+            return "notification \(short(id)) payload is \(bytes) bytes, over \(platform.service)'s \(limit)-byte limit"
         case .sentToDeadToken(let device, let sentAt, let gone):
             return
-                "notification \(short(id)) was sent to device \(tokens(device)) at \(sentAt), after APNs answered 410 "
-                + "\(gone.reason) for it at \(gone.at) (delivery \(short(gone.deliveryID)), seq \(gone.seq))"
+                "notification \(short(id)) was sent to device \(tokens(device)) at \(sentAt), after "
+                + "\(gone.platform.service) answered \(gone.status) \(gone.reason) for it at \(gone.at) "
+                + "(delivery \(short(gone.deliveryID)), seq \(gone.seq))"
         case .transition(let action, let outcome, let taskID, let from, let to):
             return
                 "\(Finding.actionLabel(id, action, outcome)) took task \(taskID) from \(from) to \(to), "
@@ -101,12 +113,32 @@ public struct Finding: Equatable, Sendable {
             return
                 "\(Finding.actionLabel(id, action, outcome)) on task \(taskID), "
                 + "which was deleted\(Finding.by(deletion)); it changed nothing"
-        case .notOffered(let action, let outcome, let notificationID, let category, let offered):
+        case .notOffered(let action, let outcome, let notificationID, let category, let platform, let offered):
+            let shown =
+                platform == .android
+                ? "an Android notification that showed" : "whose category \(category ?? "(none)") offers"
             return "\(Finding.actionLabel(id, action, outcome)) pressed \(action.rawValue) on notification "
-                + "\(short(notificationID)), whose category \(category ?? "(none)") offers [\(Finding.list(offered))]"
-        case .deliveryRefused(let notificationID, let status, let reason):
-            return "delivery \(short(id)) for notification \(short(notificationID)): APNs answered \(status)"
-                + (reason.map { " " + $0 } ?? "")
+                + "\(short(notificationID)), \(shown) [\(Finding.list(offered))]"
+        case .deliveryRefused(let notificationID, let status, let reason, let platform):
+            return "delivery \(short(id)) for notification \(short(notificationID)): "
+                + "\(platform.service) answered \(status)" + (reason.map { " " + $0 } ?? "")
+        case .tooManyButtons(let buttons, let hidden):
+            return "Android notification \(short(id)) lists \(buttons.count) buttons [\(Finding.list(buttons))]; "
+                + "Android shows \(PushNotification.androidButtonLimit), "
+                + "so the user never saw [\(Finding.list(hidden))]"
+        case .notificationMessage(let blocks, let buttons):
+            return "Android notification \(short(id)) has a \(Finding.list(blocks)) block: while the app is in the "
+                + "background the system shows it without the app, so its buttons [\(Finding.list(buttons))] never "
+                + "appear; send a data-only message"
+        case .invalidData(let problems):
+            let parts = problems.map { p in
+                switch p.kind {
+                case .notString(let kind):
+                    "\(p.map).\(p.key) is \(kind == "array" || kind == "object" ? "an" : "a") \(kind), not a string"
+                case .reservedKey: "\(p.map) key \"\(p.key)\" is reserved"
+                }
+            }
+            return "Android notification \(short(id)): \(parts.joined(separator: "; ")); FCM refuses or drops such data"
         }
     }
 
@@ -179,6 +211,9 @@ public struct NotificationFacts: Sendable, Equatable {
     public var taskID: Int64?
     public var device: String?
     public var threadID: String?
+    public var platform: Platform
+    /// The buttons the user saw (`PushNotification.shownButtons`).
+    public var shownButtons: [String]
 
     public init(id: String, seq: UInt64, at: Timestamp, notification: PushNotification, device: String?) {
         self.id = id
@@ -188,22 +223,42 @@ public struct NotificationFacts: Sendable, Equatable {
         self.taskID = notification.taskID
         self.device = device
         self.threadID = notification.threadID
+        self.platform = notification.platform
+        self.shownButtons = notification.shownButtons
+    }
+
+    /// Whether the notification let the user do `action`: one of its buttons, or
+    /// `open` and `dismiss`, which are always possible.
+    public func offers(_ action: ActionKind) -> Bool {
+        action == .open || action == .dismiss || shownButtons.contains(action.rawValue)
     }
 }
 
-/// A 410 answer that marks a device token as gone.
+/// An answer that marks a device token as gone: APNs' 410, FCM's 404 `UNREGISTERED`.
 public struct Unregistration: Sendable, Equatable {
     public var deliveryID: String
     public var seq: UInt64
     public var at: Timestamp
+    public var status: Int
     public var reason: String
 
-    public init(deliveryID: String, seq: UInt64, at: Timestamp, reason: String) {
+    public init(deliveryID: String, seq: UInt64, at: Timestamp, status: Int = 410, reason: String) {
         self.deliveryID = deliveryID
         self.seq = seq
         self.at = at
+        self.status = status
         self.reason = reason
     }
+
+    /// The unregistration `delivery` (event `deliveryID`, at `seq`) declares.
+    public init(deliveryID: String, seq: UInt64, at: Timestamp, delivery: Delivery) {
+        self.init(
+            deliveryID: deliveryID, seq: seq, at: at, status: delivery.status, reason: delivery.reason ?? "Unregistered"
+        )
+    }
+
+    /// The push service that declared it.
+    public var platform: Platform { reason == Delivery.fcmUnregistered ? .android : .ios }
 }
 
 /// What the analyzer says about one event.
@@ -265,11 +320,12 @@ public struct Analyzer {
                 }
             }
             if let buttons = n.buttons {
-                let expected = Category.buttons(of: category).map(\.rawValue)
+                let expected = Category.buttons(of: category, on: n.platform).map(\.rawValue)
                 if !Analyzer.sameElements(buttons, expected) {
                     flag(
                         .buttonsCategoryMismatch, taskID,
-                        .buttonsForCategory(buttons: buttons, category: category, expected: expected))
+                        .buttonsForCategory(
+                            buttons: buttons, category: category, platform: n.platform, expected: expected))
                 }
             }
             if !premium && category != Category.generic.rawValue {
@@ -280,14 +336,31 @@ public struct Analyzer {
             if let taskID, n.threadID != "task-" + String(taskID) {
                 flag(.threadIDMismatch, taskID, .threadID(found: n.threadID, taskID: taskID))
             }
-            if n.payloadSize > PushNotification.apnsPayloadLimit {
+            if n.payloadSize > PushNotification.payloadLimit {
                 flag(
                     .payloadTooLarge, taskID,
-                    .payloadSize(bytes: n.payloadSize, limit: PushNotification.apnsPayloadLimit))
+                    .payloadSize(bytes: n.payloadSize, limit: PushNotification.payloadLimit, platform: n.platform))
             }
             if let device = event.device, let gone = try context.unregistration(device: device, before: position) {
                 flag(
                     .sentAfterUnregistered, taskID, .sentToDeadToken(device: device, sentAt: event.at, deadSince: gone))
+            }
+            if n.platform == .android {
+                if let buttons = n.buttons, buttons.count > PushNotification.androidButtonLimit {
+                    flag(
+                        .tooManyActions, taskID,
+                        .tooManyButtons(
+                            buttons: buttons, hidden: Array(buttons.dropFirst(PushNotification.androidButtonLimit))))
+                }
+                let shown = n.shownButtons
+                if !n.notificationBlocks.isEmpty, !shown.isEmpty {
+                    flag(
+                        .fcmNotificationMessage, taskID,
+                        .notificationMessage(blocks: n.notificationBlocks, buttons: shown))
+                }
+                if !n.dataProblems.isEmpty {
+                    flag(.fcmInvalidData, taskID, .invalidData(n.dataProblems))
+                }
             }
             if var snap = snapshot {
                 TaskFold.apply(event, seq: seq, to: &snap)
@@ -314,14 +387,12 @@ public struct Analyzer {
                             to: transition.to))
                 }
             }
-            if let ref = a.notificationID, let facts = try context.notification(ref),
-                !Category.offers(facts.category, a.action)
-            {
+            if let ref = a.notificationID, let facts = try context.notification(ref), !facts.offers(a.action) {
                 flag(
                     .actionNotOffered, a.taskID,
                     .notOffered(
                         action: a.action, outcome: a.outcome, notificationID: facts.id, category: facts.category,
-                        offered: Category.buttons(of: facts.category).map(\.rawValue)))
+                        platform: facts.platform, offered: facts.shownButtons))
             }
             return Analysis(taskID: a.taskID, stateAfter: snap.state, transition: transition, findings: findings)
 
@@ -331,7 +402,9 @@ public struct Analyzer {
             if d.status != 200 {
                 flag(
                     .deliveryFailed, taskID,
-                    .deliveryRefused(notificationID: d.notificationID, status: d.status, reason: d.reason))
+                    .deliveryRefused(
+                        notificationID: d.notificationID, status: d.status, reason: d.reason,
+                        platform: facts?.platform ?? d.impliedPlatform))
             }
             return Analysis(
                 taskID: taskID, stateAfter: taskID.map { task($0).state }, transition: nil, findings: findings)

@@ -29,24 +29,27 @@ public enum Category: String, Sendable, CaseIterable {
     case completed = "TASK_COMPLETED"
     case generic = "TASK_NOTIFICATION_GENERIC"
 
-    /// The action buttons, in the order the app registers them.
-    public var buttons: [ActionKind] {
+    /// The action buttons the iOS app registers for the category, in order.
+    public var buttons: [ActionKind] { buttons(on: .ios) }
+
+    /// The action buttons the app shows for the category on `platform`, in order. The
+    /// Android app shows at most three, so its `TASK_ACTIONABLE` leaves out edit (a tap
+    /// on the body opens the task for editing).
+    public func buttons(on platform: Platform) -> [ActionKind] {
         switch self {
-        case .actionable: [.edit, .complete, .cancel, .markInProgress]
+        case .actionable:
+            platform == .android
+                ? [.complete, .cancel, .markInProgress] : [.edit, .complete, .cancel, .markInProgress]
         case .inProgress: [.edit, .complete, .cancel]
         case .cancelled: [.uncancel, .delete]
         case .completed, .generic: []
         }
     }
 
-    /// The buttons a category name offers: none for a category the app does not register.
-    public static func buttons(of name: String?) -> [ActionKind] {
-        name.flatMap(Category.init(rawValue:))?.buttons ?? []
-    }
-
-    /// Whether the category offers `action` (`open` and `dismiss` are always possible).
-    public static func offers(_ name: String?, _ action: ActionKind) -> Bool {
-        action == .open || action == .dismiss || buttons(of: name).contains(action)
+    /// The buttons a category name offers on `platform`: none for a category the app
+    /// does not register.
+    public static func buttons(of name: String?, on platform: Platform = .ios) -> [ActionKind] {
+        name.flatMap(Category.init(rawValue:))?.buttons(on: platform) ?? []
     }
 }
 

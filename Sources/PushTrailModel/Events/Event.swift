@@ -73,8 +73,23 @@ public enum FieldValue: Equatable, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// The push service a notification went through, and so the app that showed it.
+public enum Platform: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// APNs, to the iOS app.
+    case ios
+    /// FCM, to the Android app.
+    case android
+
+    public var description: String { rawValue }
+
+    /// The push service's name, for messages.
+    public var service: String { self == .ios ? "APNs" : "FCM" }
+}
+
 /// A payload the backend emitted, with the parts pushtrail reads from it.
 public struct PushNotification: Sendable, Equatable {
+    public var platform = Platform.ios
+    /// iOS `aps.thread-id`; Android `thread_id` of the data map.
     public var threadID: String?
     public var category: String?
     public var title: String?
@@ -92,11 +107,54 @@ public struct PushNotification: Sendable, Equatable {
     public var isPremium: Bool?
     /// `apns-topic`: the app's bundle id.
     public var topic: String?
-    /// The payload's size as APNs counts it: ingested bytes less whitespace outside strings.
+    /// The payload's size as its push service counts it: for APNs the ingested bytes
+    /// less whitespace outside strings; for FCM the bytes of the data keys and values
+    /// and of the notification blocks' title and body.
     public var payloadSize: Int
+    /// Android: the notification blocks the message has (`payload.notification`,
+    /// `payload.android.notification`), which the system shows itself while the app is
+    /// in the background, without its buttons.
+    public var notificationBlocks: [String] = []
+    /// Android: data entries FCM refuses or drops.
+    public var dataProblems: [DataProblem] = []
 
-    /// The largest payload APNs accepts, in bytes as it counts them (`payloadSize`).
-    public static let apnsPayloadLimit = 4096
+    /// The largest payload APNs and FCM accept, in bytes as they count them (`payloadSize`).
+    public static let payloadLimit = 4096
+    /// The most action buttons Android shows on a notification.
+    public static let androidButtonLimit = 3
+
+    /// The buttons the user saw: on iOS the category's set (the app registers the
+    /// buttons per category); on Android `button_types` in order, or the category's
+    /// set without them, at most three.
+    public var shownButtons: [String] {
+        switch platform {
+        case .ios: return Category.buttons(of: category).map(\.rawValue)
+        case .android:
+            let listed = buttons ?? Category.buttons(of: category, on: .android).map(\.rawValue)
+            return Array(listed.prefix(PushNotification.androidButtonLimit))
+        }
+    }
+}
+
+/// A data entry of an Android message that FCM will not pass on as sent.
+public struct DataProblem: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// The value is not a string (its JSON kind): FCM refuses the send.
+        case notString(String)
+        /// A key FCM reserves: it refuses the send or drops the key.
+        case reservedKey
+    }
+
+    /// The data map's path (`payload.data` or `payload.android.data`).
+    public var map: String
+    public var key: String
+    public var kind: Kind
+
+    public init(map: String, key: String, kind: Kind) {
+        self.map = map
+        self.key = key
+        self.kind = kind
+    }
 }
 
 /// A response to an action button (or an in-app action) and the server's answer.
@@ -120,16 +178,43 @@ public struct ActionResponse: Sendable, Equatable {
     }
 }
 
-/// APNs' answer to one send.
+/// The push service's answer to one send (APNs or FCM).
 public struct Delivery: Sendable, Equatable {
-    /// The `apns-id` it answers (lowercased).
+    /// The id of the notification it answers (lowercased).
     public var notificationID: String
     public var status: Int
+    /// APNs' `reason` or FCM's `errorCode`.
     public var reason: String?
+    /// FCM's `name` for an accepted send.
+    public var messageID: String?
 
-    /// Whether the answer declares the device token dead (APNs 410: Unregistered or
-    /// ExpiredToken), so that later sends to that device are findings.
-    public var declaresTokenDead: Bool { status == 410 }
+    public init(notificationID: String, status: Int, reason: String?, messageID: String? = nil) {
+        self.notificationID = notificationID
+        self.status = status
+        self.reason = reason
+        self.messageID = messageID
+    }
+
+    /// Whether the answer declares the device token dead, so that later sends to that
+    /// device are findings: APNs' 410 (Unregistered, ExpiredToken) or FCM's 404
+    /// `UNREGISTERED`. (FCM's other 404s, and its 400 `INVALID_ARGUMENT`, whose detail
+    /// alone says whether the token is at fault, do not.)
+    public var declaresTokenDead: Bool { Delivery.declaresTokenDead(status: status, reason: reason) }
+
+    public static func declaresTokenDead(status: Int, reason: String?) -> Bool {
+        status == 410 || (status == 404 && reason == Delivery.fcmUnregistered)
+    }
+
+    /// FCM's error code for a token that is no longer registered.
+    public static let fcmUnregistered = "UNREGISTERED"
+
+    /// The push service that answered, as far as the answer itself says: FCM for its
+    /// error codes (upper case with underscores) and message names, else APNs.
+    public var impliedPlatform: Platform {
+        if messageID != nil { return .android }
+        guard let reason, !reason.isEmpty else { return .ios }
+        return reason.utf8.allSatisfy { ($0 >= 0x41 && $0 <= 0x5A) || $0 == 0x5F } ? .android : .ios
+    }
 }
 
 /// One event of the log, decoded and validated.

@@ -122,25 +122,47 @@ public struct EventDecoder: Sendable {
                 "\"at\" is \"\(shown(json.string(atNode)!))\"; expected an RFC 3339 time like 2026-11-29T10:00:00Z")
         }
         let user = try requiredString(json, root, "user", bytes: EventSchema.userBytes)
-        let device = try optionalString(json, root, "device", bytes: EventSchema.deviceBytes)
+        var device = try optionalString(json, root, "device", bytes: EventSchema.deviceBytes)
 
         let body: Event.Body
         switch type {
-        case .notification: body = .notification(try notification(json, root, full: full))
+        case .notification:
+            let (n, token) = try notification(json, root, full: full)
+            if let token {
+                // An FCM message names its device itself: the envelope must agree.
+                if let device, device != token {
+                    throw InvalidEvent(
+                        "\"device\" and \"payload.token\" are different tokens; a message goes to one device")
+                }
+                device = token
+            }
+            body = .notification(n)
         case .action: body = .action(try action(json, root, full: full))
         case .delivery: body = .delivery(try delivery(json, root))
         }
         return Event(id: id, at: at, user: user, device: device, body: body)
     }
 
-    static func notification(_ json: JSONView, _ root: Int, full: Bool) throws(InvalidEvent) -> PushNotification {
+    /// A notification, and for an FCM message the token it names.
+    static func notification(
+        _ json: JSONView, _ root: Int, full: Bool
+    ) throws(InvalidEvent) -> (PushNotification, token: String?) {
         guard let payload = json.member(root, "payload") else {
             throw InvalidEvent("notification has no \"payload\"")
         }
         guard json.kind(payload) == .object else {
             throw InvalidEvent("\"payload\" must be an object, not \(article(json.kind(payload)))")
         }
-        try checkPlatform(json, root)
+        if try platform(json, root) == .android {
+            return try androidNotification(json, root, payload, full: full)
+        }
+        return (try apnsNotification(json, root, payload, full: full), nil)
+    }
+
+    /// An iOS notification: `payload` is the APNs body.
+    static func apnsNotification(
+        _ json: JSONView, _ root: Int, _ payload: Int, full: Bool
+    ) throws(InvalidEvent) -> PushNotification {
         guard let aps = json.member(payload, "aps") else {
             throw InvalidEvent("\"payload\" has no \"aps\" object")
         }
@@ -261,26 +283,27 @@ public struct EventDecoder: Sendable {
                 "\"status\" must be an integer HTTP status from 100 to 599, not \(shown(json.rawString(s)))")
         }
         let reason = try optionalString(json, root, "reason")
+        let messageID = try optionalString(json, root, "message_id")
         return Delivery(
-            notificationID: EventID.normalizedNotificationIDString(notificationID), status: Int(status), reason: reason)
+            notificationID: EventID.normalizedNotificationIDString(notificationID), status: Int(status), reason: reason,
+            messageID: messageID)
     }
 
-    /// `platform`: `ios` when absent. Android (FCM) payloads are a different message
-    /// format, refused for now rather than read as APNs bodies; anything else is a
-    /// mistake in the line.
-    static func checkPlatform(_ json: JSONView, _ root: Int) throws(InvalidEvent) {
-        guard let node = json.member(root, "platform") else { return }
+    /// `platform`: `ios` when absent, else `ios` or `android`.
+    static func platform(_ json: JSONView, _ root: Int) throws(InvalidEvent) -> Platform {
+        guard let node = json.member(root, "platform") else { return .ios }
         guard json.kind(node) == .string else {
             throw InvalidEvent("\"platform\" must be a string, not \(shown(json.rawString(node)))")
         }
-        let isIOS = json.withStringBytes(node) { $0.elementsEqual("ios".utf8) }
-        if isIOS { return }
-        let name = json.string(node) ?? ""
-        if name == "android" {
-            throw InvalidEvent(
-                "\"platform\" is \"android\": this version of pushtrail records iOS (APNs) notifications only")
+        let platform = json.withStringBytes(node) { b -> Platform? in
+            if b.elementsEqual("ios".utf8) { return .ios }
+            if b.elementsEqual("android".utf8) { return .android }
+            return nil
         }
-        throw InvalidEvent("\"platform\" is \"\(shown(name))\"; expected ios or android")
+        guard let platform else {
+            throw InvalidEvent("\"platform\" is \"\(shown(json.string(node) ?? ""))\"; expected ios or android")
+        }
+        return platform
     }
 
     // MARK: - Field helpers

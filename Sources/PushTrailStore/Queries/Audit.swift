@@ -123,6 +123,6 @@ final class StreamingAuditContext: AuditContext {
             unregistered[device] == nil
         else { return }
         unregistered[device] = Unregistration(
-            deliveryID: loaded.event.id, seq: loaded.seq, at: loaded.event.at, reason: d.reason ?? "Unregistered")
+            deliveryID: loaded.event.id, seq: loaded.seq, at: loaded.event.at, delivery: d)
     }
 }

@@ -413,7 +413,7 @@ public final class IndexedAuditContext: AuditContext {
             loaded in
             guard let d = loaded.event.delivery, d.declaresTokenDead else { return nil }
             return Unregistration(
-                deliveryID: loaded.event.id, seq: loaded.seq, at: loaded.event.at, reason: d.reason ?? "Unregistered")
+                deliveryID: loaded.event.id, seq: loaded.seq, at: loaded.event.at, delivery: d)
         }
     }
 }

@@ -6,7 +6,8 @@ import PushTrailModel
 /// `verify` checks an event's chain hash before it looks at its JSON, and an event
 /// whose hash checks out holds exactly the bytes ingest accepted after validating
 /// them in full (`EventDecoder`). So there is nothing left to validate: this makes one
-/// pass over the top-level object (and `payload`, `payload.aps` of a notification),
+/// pass over the top-level object (and `payload`, `payload.aps` of a notification, or
+/// for an FCM message `payload.data`, `payload.android` and `payload.android.data`),
 /// skipping other values by matching brackets outside strings, and reads the few
 /// fields `Layout.indexEntries` uses: type, id, at, user, device, task id, thread id,
 /// the referenced notification id and a delivery's status. Strings it reads are
@@ -33,10 +34,30 @@ struct IndexFieldScanner {
     /// The members `scan` reads, each with its slot in `Slots`; `other` takes every
     /// member it skips.
     enum Member: Int {
-        case type, id, at, user, device, rootTaskID, rootNotificationID, rootThreadID, status
-        case payload, payloadTaskID, aps, apsThreadID, other
+        case type, id, at, user, device, rootTaskID, rootNotificationID, rootThreadID, status, reason, platform
+        case payload, payloadTaskID, aps, apsThreadID
+        /// An FCM message's data maps and the fields read from them.
+        case data, dataTaskID, dataThreadID, android, androidData, androidDataTaskID, androidDataThreadID
+        case other
         /// How many there are: `other` is the last.
         static let count = other.rawValue + 1
+    }
+
+    /// The objects whose members `scan` reads.
+    enum Scope {
+        case event, payload, aps, data, android, androidData
+
+        /// The scope a member's object value opens, if `scan` reads into it.
+        init?(_ member: Member) {
+            switch member {
+            case .payload: self = .payload
+            case .aps: self = .aps
+            case .data: self = .data
+            case .android: self = .android
+            case .androidData: self = .androidData
+            default: return nil
+            }
+        }
     }
 
     /// The members read by the last `scan`, one `Field` per `Member`. On the heap, so
@@ -62,8 +83,9 @@ struct IndexFieldScanner {
     private(set) var taskID: Int64?
     private var thread = Field()
     private var ref = Field()
-    /// For a delivery, its status.
+    /// For a delivery, its status, and whether its reason is FCM's `UNREGISTERED`.
     private(set) var deliveryStatus = 0
+    private var reasonIsUnregistered = false
 
     init() {}
 
@@ -81,7 +103,7 @@ struct IndexFieldScanner {
         let parser = text
         var i = 0
         parser.skipWhitespace(&i)
-        guard parser.object(&i, level: 0) else { return false }
+        guard parser.object(&i, scope: .event) else { return false }
         parser.skipWhitespace(&i)
         guard i == raw.count else { return false }
         return resolve()
@@ -108,8 +130,17 @@ struct IndexFieldScanner {
         thread = Field()
         ref = Field()
         deliveryStatus = 0
+        reasonIsUnregistered = false
         switch type {
         case .notification:
+            if field(.platform).kind != .absent {
+                guard field(.platform).kind == .string else { return false }
+                let isIOS = text.withBytes(field(.platform)) { $0.elementsEqual("ios".utf8) }
+                if !isIOS {
+                    guard text.withBytes(field(.platform), { $0.elementsEqual("android".utf8) }) else { return false }
+                    return resolveFCMMessage()
+                }
+            }
             guard field(.payload).kind == .object, field(.aps).kind == .object else { return false }
             if field(.payloadTaskID).kind != .absent {
                 guard let v = text.integer(field(.payloadTaskID)) else { return false }
@@ -143,6 +174,42 @@ struct IndexFieldScanner {
             ref = field(.rootNotificationID)
             guard let s = text.integer(field(.status)), EventSchema.httpStatuses.contains(s) else { return false }
             deliveryStatus = Int(s)
+            if field(.reason).kind != .absent {
+                guard field(.reason).kind == .string else { return false }
+                reasonIsUnregistered = text.withBytes(field(.reason)) {
+                    $0.elementsEqual(Delivery.fcmUnregistered.utf8)
+                }
+            }
+        }
+        return true
+    }
+
+    /// An Android notification's task and thread: from `payload.android.data` when the
+    /// message has it (it replaces `payload.data`, as FCM delivers it), else
+    /// `payload.data`; a task id is a string of decimal digits or an integer.
+    private mutating func resolveFCMMessage() -> Bool {
+        guard field(.payload).kind == .object else { return false }
+        for member in [Member.data, .android, .androidData] {
+            guard field(member).kind == .absent || field(member).kind == .object else { return false }
+        }
+        let nested = field(.androidData).kind == .object
+        let task = field(nested ? .androidDataTaskID : .dataTaskID)
+        switch task.kind {
+        case .absent: break
+        case .number:
+            guard let v = text.integer(task) else { return false }
+            taskID = v
+        case .string:
+            guard let v = text.withBytes(task, FCMRules.decimal) else { return false }
+            taskID = v
+        default: return false
+        }
+        let threadField = field(nested ? .androidDataThreadID : .dataThreadID)
+        if threadField.kind != .absent {
+            guard threadField.kind == .string, EventSchema.threadIDBytes.contains(text.length(threadField)) else {
+                return false
+            }
+            thread = threadField
         }
         return true
     }
@@ -154,9 +221,9 @@ struct IndexFieldScanner {
         /// Where `object` puts the members it reads (`Slots.fields`).
         let slots: UnsafeMutablePointer<Field>
 
-        /// The members of the object at `i` (its `{`); `level` 0 is the event, 1 its
-        /// `payload`, 2 `payload.aps`. Leaves `i` past the `}`.
-        func object(_ i: inout Int, level: Int) -> Bool {
+        /// The members of the object at `i` (its `{`), which is `scope`. Leaves `i` past
+        /// the `}`.
+        func object(_ i: inout Int, scope: Scope) -> Bool {
             let n = bytes.count
             guard i < n, bytes[i] == UInt8(ascii: "{") else { return false }
             i += 1
@@ -172,7 +239,7 @@ struct IndexFieldScanner {
                 guard i < n, bytes[i] == UInt8(ascii: "\"") else { return false }
                 let keyStart = i + 1
                 guard let (keyEnd, keyEscaped) = string(&i),
-                    let member = classify(level: level, keyStart, keyEnd, keyEscaped)
+                    let member = classify(scope: scope, keyStart, keyEnd, keyEscaped)
                 else { return false }
                 guard i < n else { return false }
                 if bytes[i] != UInt8(ascii: ":") {
@@ -197,8 +264,8 @@ struct IndexFieldScanner {
                     field.escaped = escaped
                 } else if c == UInt8(ascii: "{") {
                     field.kind = .object
-                    if member == .payload || member == .aps {
-                        guard object(&i, level: level + 1) else { return false }
+                    if let inner = Scope(member) {
+                        guard object(&i, scope: inner) else { return false }
                     } else {
                         guard skipContainer(&i) else { return false }
                     }
@@ -243,26 +310,26 @@ struct IndexFieldScanner {
             }
         }
 
-        /// Which member a key names at `level` (keys compare after unescaping).
+        /// Which member a key names in `scope` (keys compare after unescaping).
         /// nil for a key with a broken escape.
-        func classify(level: Int, _ start: Int, _ end: Int, _ escaped: Bool) -> Member? {
+        func classify(scope: Scope, _ start: Int, _ end: Int, _ escaped: Bool) -> Member? {
             if escaped {
                 let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
                 guard IndexFieldScanner.wellFormedEscapes(raw) else { return nil }
                 let key = JSONText.unescaped(
                     JSONNode(kind: .string, flag: true, start: Int32(start), end: Int32(end), next: 0), in: bytes)
-                return key.withUnsafeBytes { IndexFieldScanner.Parser.member(level: level, $0.baseAddress, $0.count) }
+                return key.withUnsafeBytes { IndexFieldScanner.Parser.member(scope: scope, $0.baseAddress, $0.count) }
             }
-            return IndexFieldScanner.Parser.member(level: level, bytes.baseAddress! + start, end - start)
+            return IndexFieldScanner.Parser.member(scope: scope, bytes.baseAddress! + start, end - start)
         }
 
-        static func member(level: Int, _ p: UnsafeRawPointer?, _ n: Int) -> Member {
+        static func member(scope: Scope, _ p: UnsafeRawPointer?, _ n: Int) -> Member {
             guard let p else { return .other }
             @inline(__always) func equals(_ literal: StaticString) -> Bool {
                 literal.utf8CodeUnitCount == n && JSONText.memcmpEqual(p, UnsafeRawPointer(literal.utf8Start), n)
             }
-            switch level {
-            case 0:
+            switch scope {
+            case .event:
                 switch n {
                 case 2:
                     if equals("id") { return .id }
@@ -273,20 +340,33 @@ struct IndexFieldScanner {
                 case 6:
                     if equals("device") { return .device }
                     if equals("status") { return .status }
+                    if equals("reason") { return .reason }
                 case 7:
                     if equals("payload") { return .payload }
                     if equals("task_id") { return .rootTaskID }
+                case 8:
+                    if equals("platform") { return .platform }
                 case 9:
                     if equals("thread_id") { return .rootThreadID }
                 case 15:
                     if equals("notification_id") { return .rootNotificationID }
                 default: break
                 }
-            case 1:
+            case .payload:
                 if n == 3, equals("aps") { return .aps }
                 if n == 7, equals("task_id") { return .payloadTaskID }
-            default:
+                if n == 4, equals("data") { return .data }
+                if n == 7, equals("android") { return .android }
+            case .aps:
                 if n == 9, equals("thread-id") { return .apsThreadID }
+            case .data:
+                if n == 7, equals("task_id") { return .dataTaskID }
+                if n == 9, equals("thread_id") { return .dataThreadID }
+            case .android:
+                if n == 4, equals("data") { return .androidData }
+            case .androidData:
+                if n == 7, equals("task_id") { return .androidDataTaskID }
+                if n == 9, equals("thread_id") { return .androidDataThreadID }
             }
             return .other
         }
@@ -481,9 +561,14 @@ extension IndexFieldScanner {
 
     // MARK: - Entries
 
-    /// Whether the event is a 410 delivery: its `unregistered` entry needs the stored
+    /// Whether the event is a delivery that declares its token dead (as
+    /// `Delivery.declaresTokenDead` says): its `unregistered` entry needs the stored
     /// notification's device, which `deferredUnregistration` hands over.
-    var isUnregistration: Bool { type == .delivery && deliveryStatus == 410 }
+    var isUnregistration: Bool {
+        type == .delivery
+            && Delivery.declaresTokenDead(
+                status: deliveryStatus, reason: reasonIsUnregistered ? Delivery.fcmUnregistered : nil)
+    }
 
     /// For a 410 delivery: the (normalised) notification id and the delivery's own
     /// device, for `Layout.indexEntries`' lookup.
