@@ -269,6 +269,10 @@ class Bench:
         self.gen = a.gen
         self.py = sys.executable
         self.n = a.events
+        # A stream with Android users gets its own file, store and result names, so that it
+        # and the iOS-only stream of the same size do not overwrite each other.
+        self.share = getattr(a, "android_share", 0.0)
+        self.suffix = "-android%s" % self.share if self.share else ""
         self.res = {
             "events": self.n,
             "seed": 42,
@@ -278,6 +282,8 @@ class Bench:
                          "jq_reps": a.jq_reps, "skip": sorted(a.skip)},
             "phases_s": {},
         }
+        if self.share:
+            self.res["android_share"] = self.share
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("PUSHTRAIL_")}
         self.env["NO_COLOR"] = "1"
         self.env["LC_ALL"] = "C.UTF-8"
@@ -353,9 +359,12 @@ class Bench:
     # -- data ------------------------------------------------------------------
     def generate(self):
         t0 = time.perf_counter()
-        self.ndjson = self.path("events.ndjson")
-        log("generating %s events (pushtrail-gen --events %d --seed 42)…" % (fmt_int(self.n), self.n))
-        r = run([self.gen, "--events", str(self.n), "--seed", "42", "-o", self.ndjson], what="pushtrail-gen")
+        self.ndjson = self.path("events%s.ndjson" % self.suffix)
+        share = ["--android-share", str(self.share)] if self.share else []
+        log("generating %s events (pushtrail-gen --events %d --seed 42%s)…" % (
+            fmt_int(self.n), self.n, "".join(" " + x for x in share)))
+        r = run([self.gen, "--events", str(self.n), "--seed", "42"] + share + ["-o", self.ndjson],
+                what="pushtrail-gen")
         self.res["input"] = {"bytes": os.path.getsize(self.ndjson), "gen_s": round(r.wall, 2)}
         self.phase("generate", t0)
 
@@ -413,7 +422,7 @@ COMMIT;
         R = self.a.ingest_reps
         systems = ["pushtrail"] + [s for s in ("sqlite3", "mdb_load", "lmdb_floor") if s not in self.a.skip]
         runs = {s: [] for s in systems}
-        self.store = self.path("store")
+        self.store = self.path("store%s" % self.suffix)
         self.sqldb = self.path("sqlite.db")
         mdbdir, floordir = self.path("mdbload"), self.path("floor")
         sizes = {}
@@ -798,7 +807,7 @@ COMMIT;
         out = []
         d = self.a.results
         for other in (self.n * 10, self.n // 10):
-            p = os.path.join(d, "bench-%d.json" % other)
+            p = os.path.join(d, "bench-%d%s.json" % (other, self.suffix))
             if other <= 0 or not os.path.isfile(p):
                 continue
             try:
@@ -829,7 +838,8 @@ COMMIT;
     def markdown(self):
         m, res = self.res["machine"], self.res
         lines = []
-        lines.append("### pushtrail benchmark: %s events (seed 42)" % fmt_int(self.t["lines"]))
+        lines.append("### pushtrail benchmark: %s events (seed 42%s)" % (
+            fmt_int(self.t["lines"]), ", Android share %s" % self.share if self.share else ""))
         lines.append("")
         lines.append("`%s` · %s · git %s · total runtime %s" % (
             res["command"], res["started"], m["git"], fmt_dur(res.get("runtime_s"))))
@@ -883,6 +893,8 @@ def render(path, results):
                            ingest_reps=0, query_reps=0, jq_reps=0, skip=set(), command=res["command"])
     b = Bench.__new__(Bench)
     b.a, b.n, b.res = a, res["events"], res
+    b.share = res.get("android_share", 0.0)
+    b.suffix = "-android%s" % b.share if b.share else ""
     b.t = dict(res["chosen"], lines=res["input"]["lines"])
     b.report()
     print(b.markdown())
@@ -894,6 +906,7 @@ def main():
         return
     ap = argparse.ArgumentParser(prog="bench.py")
     ap.add_argument("--events", type=int, default=1000000)
+    ap.add_argument("--android-share", type=float, default=0.0)  # passed to pushtrail-gen
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--results", required=True)
     ap.add_argument("--pushtrail", required=True)
@@ -907,6 +920,8 @@ def main():
     ap.add_argument("--started-ns", type=int, default=None)
     a = ap.parse_args()
     a.skip = set(x for x in a.skip.split(",") if x)
+    if not 0 <= a.android_share <= 1:
+        die("--android-share must be a number from 0 to 1, got %s" % a.android_share)
     t_start = time.perf_counter()
 
     work = os.path.abspath(a.workdir)
@@ -940,7 +955,7 @@ def main():
     b.report()
     md = b.markdown()
     b.res["markdown"] = md
-    out = os.path.join(a.results, "bench-%d.json" % a.events)
+    out = os.path.join(a.results, "bench-%d%s.json" % (a.events, b.suffix))
     with open(out, "w") as f:
         json.dump(b.res, f, indent=1, ensure_ascii=False)
         f.write("\n")

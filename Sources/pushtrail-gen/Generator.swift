@@ -23,6 +23,8 @@ struct UserRecord {
     var name: Int16
     var devices: UInt8
     var premium: Bool
+    /// Which devices are Android devices (bit n: device n), the others being iPhones.
+    var android: UInt8 = 0
 }
 
 /// A household's home; every member gets the notifications of its tasks.
@@ -46,6 +48,11 @@ struct Generator {
     static let deferShare = 0.02
     /// Deliveries written just before the notification they answer.
     static let earlyDeliveryShare = 0.012
+    /// Android users who also have an iPhone: device 0 is the iPhone, device 1 an Android
+    /// tablet, and both get every notification, so their threads hold both platforms.
+    static let twoPlatformShare = 0.05
+    /// `<22 chars>:APA91b<134 chars>`, the shape of an FCM registration token.
+    static let fcmTokenLength = 163
 
     /// Mean time between a task's steps: 14 h, shortened when there are few tasks for
     /// many events so that a run spans about a year at most.
@@ -57,6 +64,10 @@ struct Generator {
     private let tag: UInt32
     private let tokenKey: UInt64
     private let uuidKey: UInt64
+    private let androidShare: Double
+    private let platformKey: UInt64
+    /// The `%…` half of FCM message ids: the sender's, the same for every message.
+    private let senderHash: UInt64
 
     private var pool = TextPool()
     private var text: UnsafeMutablePointer<UInt8>
@@ -75,7 +86,8 @@ struct Generator {
     private var residences = Table<Residence>([])
     /// Per device: a length byte and the written `user`/`device` fields.
     private var fragments: UnsafeMutablePointer<UInt8>
-    private static let fragmentStride = 128
+    /// Room for an APNs token's fragment, or for an FCM token's (when there are Android users).
+    private let fragmentStride: Int
     private var queue: PendingQueue
 
     private var lastAt: Int
@@ -83,6 +95,7 @@ struct Generator {
     private var actionCount = 0
     private var deliveryCount = 0
     private var uuidCount: UInt64 = 0
+    private var androidNotifications = 0
     private var nextTaskId = 1001
     private var lineStart = 0
     private var deferred: [[UInt8]] = Array(repeating: [], count: 8)
@@ -100,6 +113,10 @@ struct Generator {
         tag = options.runTag
         tokenKey = mix64(runHash ^ 0x6465_7669_6365_7321)
         uuidKey = mix64(runHash ^ 0x6E6F_7469_6669_6361)
+        androidShare = options.androidShare
+        platformKey = mix64(runHash ^ 0x706C_6174_666F_726D)
+        senderHash = mix64(0x686F_6E65_7964_7565) >> 32
+        fragmentStride = options.androidShare > 0 ? 256 : 128
         lastAt = options.start - 1
         let taskCount = options.taskCount
         let year = 365.0 * 86_400_000
@@ -123,7 +140,7 @@ struct Generator {
             notes.append(pool.add(sentence))
         }
         text = pool.base
-        let fragmentBytes = options.userCount * Self.maxDevices * Self.fragmentStride
+        let fragmentBytes = options.userCount * Self.maxDevices * fragmentStride
         fragments = calloc(max(1, fragmentBytes), 1)!.bindMemory(to: UInt8.self, capacity: max(1, fragmentBytes))
 
         buildPeople(count: options.userCount)
@@ -160,6 +177,18 @@ struct Generator {
             for _ in 0..<owned {
                 homes.append(
                     Residence(firstUser: Int32(first), members: UInt8(size), name: Int32(rng.below(homeNames.count))))
+            }
+            // A household is on one platform, drawn from hashes rather than the PRNG so that
+            // an iOS-only stream is the same as before there were Android users.
+            if androidShare > 0, unitHash(platformKey ^ UInt64(first)) < androidShare {
+                for user in first..<first + size {
+                    if unitHash(platformKey ^ 0x7477_6F21 ^ UInt64(user) << 32) < Self.twoPlatformShare {
+                        users[user].devices = 2
+                        users[user].android = 0b10
+                    } else {
+                        users[user].android = 0b111
+                    }
+                }
             }
             first += size
         }
@@ -338,10 +367,17 @@ struct Generator {
         return (high, x | 0x8000_0000_0000_0000)
     }
 
+    /// Whether the user's `device` is an Android device (an FCM token) rather than an iPhone.
+    @inline(__always)
+    private func isAndroid(user: Int, device: Int) -> Bool {
+        users[user].android & (1 << device) != 0
+    }
+
     private mutating func notify(slot: Int, user: Int, device: Int, time: Int, actor: Int, respond: Bool) {
         let deviceIndex = user * Self.maxDevices + device
         if deviceDead[deviceIndex] >= 0 {
-            // Sends after a 410 (sent_after_unregistered), then the app re-registers.
+            // Sends after a 410 or an UNREGISTERED (sent_after_unregistered), then the app
+            // re-registers.
             if deviceDead[deviceIndex] == 0 {
                 deviceGeneration[deviceIndex] &+= 1
                 deviceDead[deviceIndex] = -1
@@ -362,14 +398,16 @@ struct Generator {
         case .completed: kind = .completed
         case .cancelled: kind = .cancelled
         }
+        let android = isAndroid(user: user, device: device)
         let premium = users[user].premium
         var category: Category = premium ? kind.premiumCategory : .generic
         var buttons = category
         var premiumFlag = premium
         var threadVariant: UInt8 = 0
         var oversized = false
+        var flaw = FCMFlaw.none
         if rate > 0, task.state != .deleted, rng.chance(rate) {
-            switch rng.below(5) {
+            switch rng.below(android ? 8 : 5) {
             case 0:  // category_state_mismatch
                 let right = kind.premiumCategory
                 let others: [Category] = [.actionable, .inProgress, .cancelled, .completed].filter { $0 != right }
@@ -377,8 +415,9 @@ struct Generator {
                 buttons = category
                 premiumFlag = true
             case 1:  // buttons_category_mismatch
+                let offered = android ? category.androidOffered : category.offered
                 let others: [Category] = [.actionable, .inProgress, .cancelled, .completed].filter {
-                    $0.offered != category.offered
+                    (android ? $0.androidOffered : $0.offered) != offered
                 }
                 buttons = others[rng.below(others.count)]
             case 2:  // premium_mismatch
@@ -393,16 +432,25 @@ struct Generator {
                 }
             case 3:  // thread_id_mismatch
                 threadVariant = UInt8(rng.between(1, 3))
-            default:  // payload_too_large
+            case 4:  // payload_too_large
                 oversized = true
+            case 5 where category == .actionable:  // too_many_actions (Android only, as below)
+                flaw = .tooManyActions
+            case 6 where category.androidOffered != 0:  // fcm_notification_message
+                flaw = .notificationMessage
+            default:  // fcm_invalid_data
+                flaw = FCMFlaw(rawValue: UInt8(rng.between(3, 7)))!
             }
         }
         let (high, low) = newUUID()
+        // A send the push service refuses: APNs answers 413, FCM 400.
+        let refused = oversized || flaw.isRefused
 
-        // The APNs answer: usually about a second later, now and then logged before the send.
-        if oversized ? rng.chance(0.9) : rng.chance(Self.deliveryShare) {
+        // The push service's answer: usually about a second later, now and then logged
+        // before the send.
+        if refused ? rng.chance(0.9) : rng.chance(Self.deliveryShare) {
             let deliveryAt = at + rng.between(250, 1900)
-            if !oversized, rng.chance(Self.earlyDeliveryShare), emitted + 1 < target {
+            if !refused, rng.chance(Self.earlyDeliveryShare), emitted + 1 < target {
                 writeDelivery(
                     at: deliveryAt, user: user, device: device, generation: generation, high: high, low: low,
                     status: 200, reason: nil)
@@ -412,7 +460,7 @@ struct Generator {
                     Pending(
                         time: deliveryAt, taskId: task.id, high: high, low: low, slot: Int32(slot),
                         user: Int32(user), generation: generation, kind: .delivery, device: UInt8(device),
-                        flag: oversized ? 1 : 0))
+                        flag: refused ? 1 : 0))
             }
         }
 
@@ -422,121 +470,272 @@ struct Generator {
         out.raw(#"","at":""#)
         out.timestamp(at)
         writeUserAndDevice(user: user, device: device, generation: generation)
+        let message = Message(
+            kind: kind, category: category, buttons: buttons, premium: premiumFlag, threadVariant: threadVariant,
+            oversized: oversized, flaw: flaw, user: user, actor: actor, today: today,
+            name: task.renamed ? taskRenames[Int(task.name)] : taskNames[Int(task.name)],
+            home: homeNames[Int(residences[Int(task.residence)].name)])
+        if android {
+            writeFCMMessage(message, task: task)
+        } else {
+            writeAPNsPayload(message, task: task)
+        }
+        finish(deferrable: false)
+        tasks[slot].events &+= 1
+
+        // The buttons it offers: on iOS the category's; on Android the first three of
+        // button_types (though a notification message shows none of them).
+        let shown: UInt8
+        if !android {
+            shown = category.offered
+        } else if flaw == .tooManyActions {
+            shown = Category.iosActionableShownOnAndroid
+        } else {
+            shown = buttons.androidOffered
+        }
+        // A message FCM refused never reached the device (iOS keeps its old behaviour).
+        if respond, !(android && refused) {
+            let delay = 20_000 + rng.exponential(mean: 2 * 3_600_000)
+            schedule(
+                Pending(
+                    time: at + delay, taskId: task.id, high: high, low: low, slot: Int32(slot),
+                    user: Int32(user), generation: generation, kind: .response, device: UInt8(device),
+                    detail: shown, flag: threadVariant, buttonsHidden: flaw == .notificationMessage))
+        }
+    }
+
+    /// What a notification says and how it breaks the rules: the part both platforms share.
+    private struct Message {
+        var kind: NotificationKind
+        var category: Category
+        var buttons: Category
+        var premium: Bool
+        var threadVariant: UInt8
+        var oversized: Bool
+        var flaw: FCMFlaw
+        var user: Int
+        var actor: Int
+        var today: Int
+        var name: TextPool.Ref
+        var home: TextPool.Ref
+    }
+
+    /// `,"topic":…,"payload":{"aps":…,…custom keys}}`: the APNs request as sent.
+    @inline(__always)
+    private mutating func writeAPNsPayload(_ message: Message, task: TaskSlot) {
         out.raw(
             #"""
             ,"topic":"com.tt.honeyDue.honeyDueDev","push_type":"alert","priority":10,\#
             "payload":{"aps":{"alert":{"title":"
             """#
         )
-        let name = task.renamed ? taskRenames[Int(task.name)] : taskNames[Int(task.name)]
-        let home = homeNames[Int(residences[Int(task.residence)].name)]
+        writeAlert(message, task: task)
+        out.raw(#""},"sound":"default","badge":"#)
+        out.int(rng.below(10) < 8 ? 1 : rng.between(2, 5))
+        out.raw(#","category":""#)
+        out.raw(message.category.name)
+        out.raw(#"","mutable-content":1,"thread-id":""#)
+        writeThread(variant: message.threadVariant, taskId: task.id)
+        out.raw(#""},"task_id":"#)
+        out.int(task.id)
+        out.raw(#","task_name":""#)
+        out.text(message.name, in: text)
+        out.raw(#"","residence_id":"#)
+        out.int(Int(task.residence) + 10)
+        out.raw(#","residence_name":""#)
+        out.text(message.home, in: text)
+        out.raw(#"","due_date":""#)
+        out.isoDate(Int(task.due))
+        if message.oversized { writeNotes(length: rng.between(3600, 5600)) }
+        out.raw(#"","notification_type":""#)
+        writeTypeName(message)
+        out.raw(#"","button_types":"#)
+        out.raw(message.buttons.buttonsJSON)
+        out.raw(message.premium ? #","is_premium":true}}"# : #","is_premium":false}}"#)
+    }
+
+    /// `,"platform":"android",…,"payload":{"token":…,"data":{…},"android":{…}}}`: the FCM
+    /// HTTP v1 message as sent, a data-only message whose values are all strings (unless
+    /// `flaw` says otherwise). Expects the device token to have just been written.
+    private mutating func writeFCMMessage(_ message: Message, task: TaskSlot) {
+        let token = out.base + out.count - 1 - Self.fcmTokenLength
+        out.raw(#","platform":"android","project":"honeydue-prod","payload":{"token":""#)
+        out.bytes(token, Self.fcmTokenLength)
+        out.byte(34)
+        let flaw = message.flaw
+        if flaw == .notificationMessage {
+            out.raw(#","notification":{"title":""#)
+            writeTitle(message, task: task)
+            out.raw(#"","body":""#)
+            writeBody(message, task: task)
+            out.raw(#""}"#)
+        }
+        if flaw == .integerTaskId {
+            out.raw(#","data":{"task_id":"#)
+            out.int(task.id)
+            out.raw(#","task_name":""#)
+        } else {
+            out.raw(#","data":{"task_id":""#)
+            out.int(task.id)
+            out.raw(#"","task_name":""#)
+        }
+        out.text(message.name, in: text)
+        out.raw(#"","residence_id":""#)
+        out.int(Int(task.residence) + 10)
+        out.raw(#"","residence_name":""#)
+        out.text(message.home, in: text)
+        out.raw(#"","due_date":""#)
+        out.isoDate(Int(task.due))
+        // FCM counts the data's keys and values, not the JSON around them.
+        if message.oversized { writeNotes(length: rng.between(4000, 5800)) }
+        out.raw(#"","notification_type":""#)
+        writeTypeName(message)
+        out.raw(#"","category":""#)
+        out.raw(message.category.name)
+        out.raw(#"","thread_id":""#)
+        writeThread(variant: message.threadVariant, taskId: task.id)
+        out.raw(#"","title":""#)
+        writeAlert(message, task: task)
+        if flaw == .booleanPremium {
+            out.raw(message.premium ? #"","is_premium":true"# : #"","is_premium":false"#)
+        } else {
+            out.raw(message.premium ? #"","is_premium":"true""# : #"","is_premium":"false""#)
+        }
+        // The backend's two spellings of the list, in turn.
+        androidNotifications &+= 1
+        let commaForm = androidNotifications & 1 == 0
+        let list: StaticString?
+        if flaw == .tooManyActions {
+            list = Category.iosActionableOnAndroid(commaForm: commaForm)
+        } else if let spelled = message.buttons.androidButtons(commaForm: commaForm) {
+            list = spelled
+        } else {
+            // No buttons: left out, unless the category has some (then it is a mismatch).
+            list = message.category.androidOffered == 0 ? nil : "[]"
+        }
+        if let list {
+            out.raw(#","button_types":""#)
+            out.raw(list)
+            out.byte(34)
+        }
+        switch flaw {
+        case .fromKey: out.raw(#","from":"honeydue-backend""#)
+        case .googleKey: out.raw(#","google.c.a.c_l":"task_reminder""#)
+        case .collapseKey:
+            out.raw(#","collapse_key":"task-"#)
+            out.int(task.id)
+            out.byte(34)
+        default: break
+        }
+        out.raw(#"},"android":{"priority":"HIGH","ttl":"86400s","restricted_package_name":"com.tt.honeydue"}}}"#)
+    }
+
+    @inline(__always)
+    private mutating func writeTypeName(_ message: Message) {
+        if message.category == .generic { out.raw("task_generic") } else { out.raw(message.kind.typeName) }
+    }
+
+    /// `TITLE","subtitle":"SUBTITLE","body":"BODY`: the alert's text, as the app words it.
+    @inline(__always)
+    private mutating func writeAlert(_ message: Message, task: TaskSlot) {
+        writeTitle(message, task: task)
+        out.raw(#"","subtitle":""#)
+        if message.category == .generic {
+            out.raw("honeyDue")
+        } else {
+            out.text(message.home, in: text)
+        }
+        out.raw(#"","body":""#)
+        writeBody(message, task: task)
+    }
+
+    @inline(__always)
+    private mutating func writeTitle(_ message: Message, task: TaskSlot) {
+        if message.category == .generic {
+            out.raw("Task reminder")
+            return
+        }
+        switch message.kind {
+        case .assigned: out.raw("New task: ")
+        case .dueSoon: out.raw("Due soon: ")
+        case .overdue: out.raw("Overdue: ")
+        case .inProgress: out.raw("In progress: ")
+        case .completed: out.raw("Completed: ")
+        case .cancelled: out.raw("Cancelled: ")
+        }
+        out.text(message.name, in: text)
+    }
+
+    @inline(__always)
+    private mutating func writeBody(_ message: Message, task: TaskSlot) {
+        let name = message.name
         let due = Int(task.due)
-        if category == .generic {
-            out.raw(#"Task reminder","subtitle":"honeyDue","body":""#)
-            switch kind {
+        let today = message.today
+        if message.category == .generic {
+            switch message.kind {
             case .assigned: out.raw("You have a new task.")
             case .dueSoon: out.raw(today == due ? "You have a task due today." : "You have a task due soon.")
             case .overdue: out.raw("You have an overdue task.")
             default: out.raw("A task was updated.")
             }
             out.raw(" Open honeyDue to see the details.")
-        } else {
-            switch kind {
-            case .assigned: out.raw("New task: ")
-            case .dueSoon: out.raw("Due soon: ")
-            case .overdue: out.raw("Overdue: ")
-            case .inProgress: out.raw("In progress: ")
-            case .completed: out.raw("Completed: ")
-            case .cancelled: out.raw("Cancelled: ")
-            }
+            return
+        }
+        let actor = message.actor
+        let user = message.user
+        let who = actor >= 0 ? firstNames[Int(users[actor].name)] : firstNames[Int(users[user].name)]
+        switch message.kind {
+        case .assigned:
+            out.text(firstNames[Int(users[user].name)], in: text)
+            out.raw(", this task was added to ")
+            out.text(message.home, in: text)
+            out.raw(", due ")
+            out.displayDate(due)
+            out.byte(46)
+        case .dueSoon:
             out.text(name, in: text)
-            out.raw(#"","subtitle":""#)
-            out.text(home, in: text)
-            out.raw(#"","body":""#)
-            let who = actor >= 0 ? firstNames[Int(users[actor].name)] : firstNames[Int(users[user].name)]
-            switch kind {
-            case .assigned:
-                out.text(firstNames[Int(users[user].name)], in: text)
-                out.raw(", this task was added to ")
-                out.text(home, in: text)
-                out.raw(", due ")
+            if today == due {
+                out.raw(" is due today")
+            } else {
+                out.raw(" is due ")
                 out.displayDate(due)
-                out.byte(46)
-            case .dueSoon:
-                out.text(name, in: text)
-                if today == due {
-                    out.raw(" is due today")
-                } else {
-                    out.raw(" is due ")
-                    out.displayDate(due)
-                }
-                out.raw(". Mark it done, start it, or reschedule.")
-            case .overdue:
-                out.text(name, in: text)
-                out.raw(" was due ")
-                out.displayDate(due)
-                out.raw(" and is ")
-                out.int(today - due)
-                out.raw(today - due == 1 ? " day overdue." : " days overdue.")
-            case .inProgress:
-                if actor >= 0 {
-                    out.text(who, in: text)
-                    out.raw(" started this task.")
-                } else {
-                    out.text(name, in: text)
-                    out.raw(" is underway.")
-                }
-                out.raw(" Mark it complete when it's done.")
-            case .completed:
-                out.text(who, in: text)
-                out.raw(" marked this task complete on ")
-                out.displayDate(today)
-                out.byte(46)
-            case .cancelled:
-                out.text(who, in: text)
-                out.raw(" cancelled this task. You can restore it or delete it.")
             }
-        }
-        out.raw(#""},"sound":"default","badge":"#)
-        out.int(rng.below(10) < 8 ? 1 : rng.between(2, 5))
-        out.raw(#","category":""#)
-        out.raw(category.name)
-        out.raw(#"","mutable-content":1,"thread-id":""#)
-        writeThread(variant: threadVariant, taskId: task.id)
-        out.raw(#""},"task_id":"#)
-        out.int(task.id)
-        out.raw(#","task_name":""#)
-        out.text(name, in: text)
-        out.raw(#"","residence_id":"#)
-        out.int(Int(task.residence) + 10)
-        out.raw(#","residence_name":""#)
-        out.text(home, in: text)
-        out.raw(#"","due_date":""#)
-        out.isoDate(due)
-        if oversized {
-            out.raw(#"","task_notes":""#)
-            let goal = out.count + rng.between(3600, 5600)
-            var sentence = rng.below(notes.count)
-            while out.count < goal {
-                out.text(notes[sentence], in: text)
-                sentence = (sentence + 1) % notes.count
+            out.raw(". Mark it done, start it, or reschedule.")
+        case .overdue:
+            out.text(name, in: text)
+            out.raw(" was due ")
+            out.displayDate(due)
+            out.raw(" and is ")
+            out.int(today - due)
+            out.raw(today - due == 1 ? " day overdue." : " days overdue.")
+        case .inProgress:
+            if actor >= 0 {
+                out.text(who, in: text)
+                out.raw(" started this task.")
+            } else {
+                out.text(name, in: text)
+                out.raw(" is underway.")
             }
+            out.raw(" Mark it complete when it's done.")
+        case .completed:
+            out.text(who, in: text)
+            out.raw(" marked this task complete on ")
+            out.displayDate(today)
+            out.byte(46)
+        case .cancelled:
+            out.text(who, in: text)
+            out.raw(" cancelled this task. You can restore it or delete it.")
         }
-        out.raw(#"","notification_type":""#)
-        if category == .generic { out.raw("task_generic") } else { out.raw(kind.typeName) }
-        out.raw(#"","button_types":"#)
-        out.raw(buttons.buttonsJSON)
-        out.raw(premiumFlag ? #","is_premium":true}}"# : #","is_premium":false}}"#)
-        finish(deferrable: false)
-        tasks[slot].events &+= 1
+    }
 
-        if respond {
-            let delay = 20_000 + rng.exponential(mean: 2 * 3_600_000)
-            schedule(
-                Pending(
-                    time: at + delay, taskId: task.id, high: high, low: low, slot: Int32(slot),
-                    user: Int32(user), generation: generation, kind: .response, device: UInt8(device),
-                    detail: category.rawValue, flag: threadVariant))
+    /// `","task_notes":"…`: a custom key of about `length` bytes, for `payload_too_large`.
+    private mutating func writeNotes(length: Int) {
+        out.raw(#"","task_notes":""#)
+        let goal = out.count + length
+        var sentence = rng.below(notes.count)
+        while out.count < goal {
+            out.text(notes[sentence], in: text)
+            sentence = (sentence + 1) % notes.count
         }
     }
 
@@ -562,7 +761,7 @@ struct Generator {
     /// which changes when the app re-registers after a 410). Cached per device: two bytes
     /// of generation + 1, a length byte, then the bytes.
     private mutating func writeUserAndDevice(user: Int, device: Int, generation: UInt16) {
-        let entry = fragments + (user * Self.maxDevices + device) * Self.fragmentStride
+        let entry = fragments + (user * Self.maxDevices + device) * fragmentStride
         let stored = UInt16(entry[0]) | UInt16(entry[1]) << 8
         if stored == generation &+ 1 {
             out.bytes(entry + 3, Int(entry[2]))
@@ -575,14 +774,18 @@ struct Generator {
         out.int(user + 1)
         out.raw(#"","device":""#)
         var h = mix64(tokenKey ^ (UInt64(user) << 24 | UInt64(device) << 16 | UInt64(generation)))
-        out.hex(h, digits: 16)
-        for _ in 0..<3 {
-            h = mix64(h ^ 0xA076_1D64_78BD_642F)
+        if isAndroid(user: user, device: device) {
+            writeFCMToken(seed: h)
+        } else {
             out.hex(h, digits: 16)
+            for _ in 0..<3 {
+                h = mix64(h ^ 0xA076_1D64_78BD_642F)
+                out.hex(h, digits: 16)
+            }
         }
         out.byte(34)
         let length = out.count - start
-        if length <= Self.fragmentStride - 3, generation != UInt16.max {
+        if length <= fragmentStride - 3, generation != UInt16.max {
             entry[0] = UInt8(truncatingIfNeeded: generation &+ 1)
             entry[1] = UInt8(truncatingIfNeeded: (generation &+ 1) >> 8)
             entry[2] = UInt8(length)
@@ -590,37 +793,50 @@ struct Generator {
         }
     }
 
-    // MARK: - Deliveries
-
-    private mutating func deliver(_ item: Pending) {
-        var status = 200
-        var reason: StaticString?
-        if item.flag == 1 {
-            status = 413
-            reason = "PayloadTooLarge"
-        } else if rate > 0, rng.chance(rate) {
-            // delivery_failed; a 410 also sets up sent_after_unregistered.
-            switch rng.below(20) {
-            case 0..<5:
-                status = 410
-                reason = "Unregistered"
-            case 5..<10:
-                status = 400
-                reason = "BadDeviceToken"
-            case 10..<13:
-                status = 429
-                reason = "TooManyRequests"
-            case 13..<17:
-                status = 500
-                reason = "InternalServerError"
-            default:
-                status = 503
-                reason = "ServiceUnavailable"
+    /// An FCM registration token: an instance id, `:APA91b`, then the registration
+    /// proper, all URL-safe base64 (`fcmTokenLength` bytes).
+    private mutating func writeFCMToken(seed: UInt64) {
+        var h = mix64(seed ^ 0x4643_4D21_746F_6B65)
+        let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+        alphabet.withUTF8Buffer { letters in
+            for index in 0..<(Self.fcmTokenLength - 7) {
+                if index == 22 { out.raw(":APA91b") }
+                let sixBits = index % 10
+                if sixBits == 0, index > 0 { h = mix64(h ^ 0xA076_1D64_78BD_642F) }
+                out.byte(letters[Int((h >> (6 * UInt64(sixBits))) & 63)])
             }
         }
+    }
+
+    // MARK: - Deliveries
+
+    /// The answer of APNs or, for an Android device, of FCM (its `errorCode` as reason).
+    private mutating func deliver(_ item: Pending) {
         let user = Int(item.user)
         let device = Int(item.device)
-        if status == 410 {
+        let android = isAndroid(user: user, device: device)
+        var status = 200
+        var reason: StaticString?
+        var unregistered = false
+        if item.flag == 1 {
+            (status, reason) = android ? (400, "INVALID_ARGUMENT") : (413, "PayloadTooLarge")
+        } else if rate > 0, rng.chance(rate) {
+            // delivery_failed; a dead token also sets up sent_after_unregistered.
+            switch rng.below(20) {
+            case 0..<5:
+                (status, reason) = android ? (404, "UNREGISTERED") : (410, "Unregistered")
+                unregistered = true
+            case 5..<10:
+                (status, reason) = android ? (400, "INVALID_ARGUMENT") : (400, "BadDeviceToken")
+            case 10..<13:
+                (status, reason) = android ? (429, "QUOTA_EXCEEDED") : (429, "TooManyRequests")
+            case 13..<17:
+                (status, reason) = android ? (500, "INTERNAL") : (500, "InternalServerError")
+            default:
+                (status, reason) = android ? (503, "UNAVAILABLE") : (503, "ServiceUnavailable")
+            }
+        }
+        if unregistered {
             let index = user * Self.maxDevices + device
             if deviceGeneration[index] == item.generation, deviceDead[index] < 0 {
                 deviceDead[index] = rng.chance(0.7) ? 1 : 2
@@ -649,6 +865,15 @@ struct Generator {
         out.uuid(high, low)
         out.raw(#"","status":"#)
         out.int(status)
+        if status == 200, isAndroid(user: user, device: device) {
+            // FCM's name for the message: `0:` microseconds since the epoch, `%`, the sender.
+            out.raw(#","message_id":"projects/honeydue-prod/messages/0:"#)
+            out.int(at * 1000 + deliveryCount % 1000)
+            out.byte(37)
+            out.hex(senderHash, digits: 8)
+            out.hex(senderHash, digits: 8)
+            out.byte(34)
+        }
         if let reason {
             out.raw(#","reason":""#)
             out.raw(reason)
@@ -664,11 +889,13 @@ struct Generator {
     private mutating func respond(_ item: Pending) {
         let slot = Int(item.slot)
         let live = isLive(item)
-        let offered = Category(rawValue: item.detail)!.offered
+        // The buttons the notification offers, and those the user could see.
+        let offered = item.detail
+        let pressable = item.buttonsHidden ? 0 : offered
         let state = live ? tasks[slot].state : .completed
         var action: ActionKind = .open
         if live, rate > 0, rng.chance(rate) {
-            // action_not_offered: a button the notification's category did not have.
+            // action_not_offered: a button the notification did not offer.
             var valid: [ActionKind] = []
             var other: [ActionKind] = []
             for candidate in ActionKind.changing where candidate.bit & offered == 0 {
@@ -676,12 +903,12 @@ struct Generator {
             }
             action = valid.isEmpty ? other[rng.below(other.count)] : valid[rng.below(valid.count)]
         } else {
-            // Weighted choice among the offered buttons, a tap on the body, or a dismiss.
+            // Weighted choice among the buttons in sight, a tap on the body, or a dismiss.
             let weights: [Int] = [30, 10, 30, 25, 20, 6, 20, 15]  // by ActionKind raw value
             var total = 0
-            for raw in 0..<8 where raw >= 6 || offered & (1 << raw) != 0 { total += weights[raw] }
+            for raw in 0..<8 where raw >= 6 || pressable & (1 << raw) != 0 { total += weights[raw] }
             var pick = rng.below(total)
-            for raw in 0..<8 where raw >= 6 || offered & (1 << raw) != 0 {
+            for raw in 0..<8 where raw >= 6 || pressable & (1 << raw) != 0 {
                 if pick < weights[raw] {
                     action = ActionKind(rawValue: UInt8(raw))!
                     break

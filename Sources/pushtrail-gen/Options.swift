@@ -5,6 +5,7 @@ struct Options {
     var users: Int?
     var tasks: Int?
     var anomalies = 0.0
+    var androidShare = 0.0
     var start = CivilCalendar.days(year: 2026, month: 1, day: 1) * CivilCalendar.msPerDay
     var startText = "2026-01-01T00:00:00Z"
     var output: String?
@@ -14,12 +15,13 @@ struct Options {
 
     static let usage = """
         usage: pushtrail-gen [--events N] [--seed S] [--users U] [--tasks T]
-                             [--anomalies RATE] [--start TIME] [-o FILE]
+                             [--anomalies RATE] [--android-share F] [--start TIME] [-o FILE]
 
         Writes a deterministic, realistic stream of pushtrail events (NDJSON, one event a
-        line) to stdout: notifications with APNs payloads, APNs delivery answers and action
-        responses, following the task state machine. The same arguments always
-        give byte-identical output; memory stays constant whatever N.
+        line) to stdout: notifications with APNs payloads (FCM messages for Android users),
+        the push service's delivery answers and action responses, following the task state
+        machine. The same arguments always give byte-identical output; memory stays
+        constant whatever N.
 
         options:
           --events N        number of events to write (default 1000000)
@@ -29,7 +31,10 @@ struct Options {
                             thread runs for about 10-20 events, then a new task takes its
                             place, so a run holds more distinct tasks than T
           --anomalies RATE  fraction 0...1 of events that deliberately break an audit
-                            audit rules (default 0: a stream with no findings at all)
+                            rule (default 0: a stream with no findings at all)
+          --android-share F fraction 0...1 of users on Android (default 0: iOS only); a
+                            household shares one platform, and 5% of Android users also
+                            have an iPhone, so their threads hold both platforms
           --start TIME      time of the first event, RFC 3339 or YYYY-MM-DD
                             (default 2026-01-01T00:00:00Z)
           -o, --output FILE write to FILE instead of stdout ('-' is stdout)
@@ -90,6 +95,12 @@ struct Options {
                     throw UsageError(message: "--anomalies must be a number from 0 to 1, got '\(text)'")
                 }
                 options.anomalies = rate
+            case "--android-share":
+                let text = try value()
+                guard let share = Double(text), share >= 0, share <= 1 else {
+                    throw UsageError(message: "--android-share must be a number from 0 to 1, got '\(text)'")
+                }
+                options.androidShare = share
             case "--start":
                 let text = try value()
                 guard let ms = CivilCalendar.parseTimestamp(text) else {
@@ -132,6 +143,8 @@ struct Options {
         h = mix64(h ^ UInt64(taskCount))
         h = mix64(h ^ anomalies.bitPattern)
         h = mix64(h ^ UInt64(bitPattern: Int64(start)))
+        // Only when set, so that iOS-only streams keep the bytes they had before Android.
+        if androidShare > 0 { h = mix64(h ^ androidShare.bitPattern ^ 0x616E_6472_6F69_6421) }
         return h
     }
 

@@ -2,7 +2,7 @@
 enum PendingKind: UInt8 {
     /// The task's next move: a reminder, an in-app action, or retirement.
     case step
-    /// The APNs answer to a notification.
+    /// The push service's answer to a notification (APNs or FCM).
     case delivery
     /// A user pressing a button (or tapping, or dismissing) on a notification.
     case response
@@ -24,10 +24,15 @@ struct Pending {
     var generation: UInt16 = 0
     var kind: PendingKind
     var device: UInt8 = 0
-    /// Response: the notification's category; state notice: the state it announces.
+    /// Response: the buttons the notification showed (`ActionKind` bits); state notice: the
+    /// state it announces.
     var detail: UInt8 = 0
-    /// Delivery: 1 when the payload was too large; response: the thread-id variant.
+    /// Delivery: 1 when the push service refuses the message (too large, or for FCM a
+    /// non-string or reserved data key); response: the thread-id variant.
     var flag: UInt8 = 0
+    /// Response: the system showed the notification itself, without its buttons (an FCM
+    /// notification message).
+    var buttonsHidden = false
 }
 
 /// A radix heap on the items' times: simulated time only moves forward (everything is

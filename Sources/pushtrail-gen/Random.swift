@@ -76,3 +76,10 @@ struct Xoshiro256 {
         Int(-mean * log(1.0 - unit()))
     }
 }
+
+/// A double in `[0, 1)` that depends only on `value`: for choices that must not draw from
+/// the PRNG.
+@inline(__always)
+func unitHash(_ value: UInt64) -> Double {
+    Double(mix64(value) >> 11) * 0x1.0p-53
+}

@@ -48,6 +48,36 @@ enum Category: UInt8, CaseIterable {
         case .completed, .generic: return 0
         }
     }
+
+    /// The buttons it offers on Android, where at most three are shown: `TASK_ACTIONABLE`
+    /// leaves `edit` to a tap on the body.
+    var androidOffered: UInt8 {
+        self == .actionable ? ActionKind.complete.bit | ActionKind.cancel.bit | ActionKind.markInProgress.bit : offered
+    }
+
+    /// The Android buttons as `data.button_types`, inside a JSON string: a JSON array, or
+    /// the comma-separated form (`nil` for no buttons: the key is left out).
+    func androidButtons(commaForm: Bool) -> StaticString? {
+        switch (self, commaForm) {
+        case (.actionable, false): return #"[\"complete\",\"cancel\",\"mark_in_progress\"]"#
+        case (.actionable, true): return "complete,cancel,mark_in_progress"
+        case (.inProgress, false): return #"[\"edit\",\"complete\",\"cancel\"]"#
+        case (.inProgress, true): return "edit,complete,cancel"
+        case (.cancelled, false): return #"[\"uncancel\",\"delete\"]"#
+        case (.cancelled, true): return "uncancel,delete"
+        case (.completed, false), (.generic, false): return "[]"
+        case (.completed, true), (.generic, true): return nil
+        }
+    }
+
+    /// The iOS four-button list sent to Android by mistake (`too_many_actions`).
+    static func iosActionableOnAndroid(commaForm: Bool) -> StaticString {
+        commaForm
+            ? "edit,complete,cancel,mark_in_progress" : #"[\"edit\",\"complete\",\"cancel\",\"mark_in_progress\"]"#
+    }
+
+    /// The three buttons Android shows of that list.
+    static let iosActionableShownOnAndroid = ActionKind.edit.bit | ActionKind.complete.bit | ActionKind.cancel.bit
 }
 
 enum ActionKind: UInt8 {
@@ -131,6 +161,31 @@ enum NotificationKind: UInt8 {
         case .inProgress: return "task_in_progress"
         case .completed: return "task_completed"
         case .cancelled: return "task_cancelled"
+        }
+    }
+}
+
+/// The ways a backend gets an FCM message wrong that APNs has no counterpart for.
+enum FCMFlaw: UInt8 {
+    case none
+    /// `too_many_actions`: the iOS four-button list, of which Android shows three.
+    case tooManyActions
+    /// `fcm_notification_message`: a `notification` block, so the system shows the message
+    /// itself, without the app's buttons.
+    case notificationMessage
+    // `fcm_invalid_data`: a value that is not a string, or a reserved key.
+    case integerTaskId
+    case booleanPremium
+    case fromKey
+    case googleKey
+    case collapseKey
+
+    /// FCM answers the send with 400 `INVALID_ARGUMENT` (a `collapse_key` in the data is
+    /// accepted, and overwritten).
+    var isRefused: Bool {
+        switch self {
+        case .integerTaskId, .booleanPremium, .fromKey, .googleKey: return true
+        case .none, .tooManyActions, .notificationMessage, .collapseKey: return false
         }
     }
 }
