@@ -149,7 +149,7 @@ enum AgreementFixtures {
 
 @Suite("AgreementTests: audit, task and thread reports agree on a generated stream")
 struct AgreementTests {
-    @Test("Findings from audit, task --json and thread --json agree on a generated 100,000-event stream with anomalies")
+    @Test("audit, task --json and thread --json agree on a generated 100,000-event stream, 30% of it Android")
     func findingsAgree() throws {
         let total = ContinuousClock.now
         try withTemporaryDirectory { dir in
@@ -157,7 +157,8 @@ struct AgreementTests {
             var clock = ContinuousClock.now
             let input = dir + "/events.ndjson"
             try AgreementFixtures.generate(
-                ["--events", "100000", "--seed", "7", "--anomalies", "0.02", "-o", input], in: dir)
+                ["--events", "100000", "--seed", "7", "--anomalies", "0.02", "--android-share", "0.3", "-o", input],
+                in: dir)
             print("AgreementTests: generate 100,000 events: \(AgreementFixtures.since(clock))")
 
             // 2. Ingest in-process.
@@ -183,6 +184,7 @@ struct AgreementTests {
 
                 clock = ContinuousClock.now
                 try checkEveryCode(audit)
+                try checkBothPlatforms(audit, reader)
                 try checkTasksAndThreads(audit, reader)
                 print("AgreementTests: task and thread reports: \(AgreementFixtures.since(clock))")
 
@@ -207,6 +209,26 @@ struct AgreementTests {
             #expect((counts[code] ?? 0) > 0, "no \(code.rawValue) finding; counts: \(shown)")
         }
         print("AgreementTests: findings by code: \(shown)")
+    }
+
+    /// (d') The rules about a notification itself fire on both platforms' notifications.
+    private func checkBothPlatforms(_ audit: [Finding], _ reader: StoreReader) throws {
+        let shared: [FindingCode] = [
+            .categoryStateMismatch, .buttonsCategoryMismatch, .premiumMismatch, .threadIDMismatch,
+            .notificationAfterDelete, .payloadTooLarge, .sentAfterUnregistered,
+        ]
+        var seen: [FindingCode: Set<String>] = [:]
+        for f in audit where shared.contains(f.code) && seen[f.code, default: []].count < 2 {
+            guard let n = try reader.event(seq: f.seq)?.decode().notification else { continue }
+            seen[f.code, default: []].insert(n.platform.rawValue)
+        }
+        for code in shared {
+            #expect(seen[code] == ["ios", "android"], "\(code.rawValue) on \(seen[code] ?? [])")
+        }
+        let androidOnly: [FindingCode] = [.tooManyActions, .fcmNotificationMessage, .fcmInvalidData]
+        for f in audit where androidOnly.contains(f.code) {
+            #expect(try reader.event(seq: f.seq)?.decode().notification?.platform == .android, "\(f.code) #\(f.seq)")
+        }
     }
 
     /// (a) Every audit finding with a task is in that task's history (or, for a
