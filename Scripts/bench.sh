@@ -9,8 +9,8 @@ cd "$PT_ROOT"
 
 usage() {
     cat <<'EOF'
-usage: Scripts/bench.sh [--events N] [--workdir DIR] [--ingest-reps N] [--query-reps N]
-                        [--jq-reps N] [--skip LIST] [--keep]
+usage: Scripts/bench.sh [--events N] [--android-share F] [--workdir DIR] [--ingest-reps N]
+                        [--query-reps N] [--jq-reps N] [--skip LIST] [--keep]
 
 Generates N events (pushtrail-gen --events N --seed 42) and measures, each as the
 median (min–max) of repeated runs in the same invocation:
@@ -26,6 +26,9 @@ the events, the table also shows how thread and task queries grow.
 
 options:
   --events N       events to generate (default 1000000; 10000000 for the growth row)
+  --android-share F
+                   fraction 0…1 of Android users in the stream (pushtrail-gen
+                   --android-share; default 0); results are kept apart per share
   --workdir DIR    temporary data (default ${TMPDIR:-/tmp}/pushtrail-bench); emptied at
                    the start, removed at the end unless --keep
   --ingest-reps N  runs of each ingest, verify and audit (default 3; 1 above 2M events;
@@ -45,6 +48,7 @@ EOF
 }
 
 events=1000000
+android_share=0
 workdir="${TMPDIR:-/tmp}/pushtrail-bench"
 ingest_reps=""
 query_reps=20
@@ -62,6 +66,8 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --events) need_value "$@"; need_count "$1" "$2"; events="$2"; shift 2 ;;
         --events=*) events="${1#*=}"; need_count --events "$events"; shift ;;
+        --android-share) need_value "$@"; android_share="$2"; shift 2 ;;
+        --android-share=*) android_share="${1#*=}"; shift ;;
         --workdir) need_value "$@"; workdir="$2"; shift 2 ;;
         --workdir=*) workdir="${1#*=}"; shift ;;
         --ingest-reps) need_value "$@"; need_count "$1" "$2"; ingest_reps="$2"; shift 2 ;;
@@ -108,7 +114,7 @@ bin="$(swift build -c release --show-bin-path)"
 mkdir -p "$PT_ROOT/bench-results"
 export PYTHONDONTWRITEBYTECODE=1     # no __pycache__ in Scripts/bench/
 python3 -B "$PT_ROOT/Scripts/bench/bench.py" \
-    --events "$events" --workdir "$workdir" --results "$PT_ROOT/bench-results" \
+    --events "$events" --android-share "$android_share" --workdir "$workdir" --results "$PT_ROOT/bench-results" \
     --pushtrail "$bin/pushtrail" --gen "$bin/pushtrail-gen" \
     --ingest-reps "$ingest_reps" --query-reps "$query_reps" --jq-reps "$jq_reps" \
     --skip "$skip" "${keep[@]}" \

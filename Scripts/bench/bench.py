@@ -409,8 +409,10 @@ CREATE TEMP TABLE raw(line TEXT);
 BEGIN;
 INSERT INTO events(seq, id, type, at, user, thread, task, notification_id, line)
 SELECT rowid, line->>'$.id', line->>'$.type', line->>'$.at', line->>'$.user',
-       coalesce(line->>'$.payload.aps.thread-id', line->>'$.thread_id'),
-       coalesce(line->>'$.payload.task_id', line->>'$.task_id'),
+       coalesce(line->>'$.payload.aps.thread-id', line->>'$.payload.android.data.thread_id',
+                line->>'$.payload.data.thread_id', line->>'$.thread_id'),
+       coalesce(line->>'$.payload.task_id', CAST(line->>'$.payload.android.data.task_id' AS INTEGER),
+                CAST(line->>'$.payload.data.task_id' AS INTEGER), line->>'$.task_id'),
        line->>'$.notification_id', line
 FROM temp.raw ORDER BY rowid;
 COMMIT;
@@ -539,7 +541,8 @@ COMMIT;
         t = self.t
         f = shlex.quote(self.ndjson)
         srt = "jq -c -s 'sort_by(.at)[]'"
-        thread_sel = '.type=="notification" and .payload.aps["thread-id"]? == $t'
+        thread_sel = ('.type=="notification" and ((.payload.aps["thread-id"]? // .payload.android.data.thread_id?'
+                      ' // .payload.data.thread_id?) == $t)')
         return {
             # two passes: the thread's notification ids, then the members, ordered by at
             "thread": (
@@ -548,7 +551,8 @@ COMMIT;
                 " or (.notification_id | strings | $ids[.]))' %s | %s"
                 % (thread_sel, f, thread_sel, f, srt), [t["thread"]]),
             "task": (
-                "jq -c --argjson n \"$1\" 'select((.type==\"notification\" and .payload.task_id? == $n)"
+                "jq -c --argjson n \"$1\" 'select((.type==\"notification\" and ((.payload.task_id? //"
+                " (.payload.android.data.task_id? // .payload.data.task_id? | tonumber?)) == $n))"
                 " or (.type==\"action\" and .task_id==$n))' %s | %s" % (f, srt),
                 [str(t["task"])]),
             "export": (

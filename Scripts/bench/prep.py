@@ -5,7 +5,8 @@
 
 One pass over the generated NDJSON:
   * chooses the query targets deterministically (same data, same choice):
-      - thread: thread membership (notifications with aps.thread-id X, actions with
+      - thread: thread membership (notifications with aps.thread-id X, or an Android
+        data map's thread_id X, actions with
         thread_id X, actions and deliveries whose notification_id is one of X's
         notifications). Among the threads with exactly 15 members (else the member
         count in 13..17 closest to 15, the lower first), the one in the middle when
@@ -73,9 +74,19 @@ def main(argv):
             t = ev.get("type")
             if t == "notification":
                 payload = ev.get("payload") if isinstance(ev.get("payload"), dict) else {}
-                aps = payload.get("aps") if isinstance(payload.get("aps"), dict) else {}
-                th = aps.get("thread-id")
-                task = payload.get("task_id")
+                if ev.get("platform") == "android":
+                    # The FCM message's data map (android.data replaces data), strings.
+                    android = payload.get("android") if isinstance(payload.get("android"), dict) else {}
+                    data = android.get("data") if isinstance(android.get("data"), dict) else payload.get("data")
+                    data = data if isinstance(data, dict) else {}
+                    th = data.get("thread_id")
+                    task = data.get("task_id")
+                    if isinstance(task, str) and task.isdigit():
+                        task = int(task)
+                else:
+                    aps = payload.get("aps") if isinstance(payload.get("aps"), dict) else {}
+                    th = aps.get("thread-id")
+                    task = payload.get("task_id")
                 if isinstance(task, int):
                     task_count[task] = task_count.get(task, 0) + 1
                 if isinstance(th, str):
