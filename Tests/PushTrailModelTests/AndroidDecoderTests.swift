@@ -42,6 +42,10 @@ struct AndroidDecoderTests {
             (#""[]""#, []),
             (#""""#, []),
             (#"["complete","cancel"]"#, ["complete", "cancel"]),
+            // Names with escapes or beyond ASCII go through the JSON parser.
+            (#""[\"r\\u00e9gler\",\"a\\\"b\"]""#, ["régler", "a\"b"]),
+            (#""[\"été\"]""#, ["été"]),
+            (#""[\t\"a\"\n]""#, ["a"]),
         ]
         for (value, expected) in forms {
             #expect(try android(withData(#"{"button_types":"# + value + "}")).buttons == expected, "\(value)")
@@ -68,7 +72,10 @@ struct AndroidDecoderTests {
         for (data, reason) in cases {
             #expect(rejection(withData(data)) == reason, "\(data)")
         }
-        for bad in [#""complete,,cancel""#, #""[\"complete\"""#, #""[1,2]""#, #""{}""#, "5", #"[1]"#] {
+        for bad in [
+            #""[\"a\",]""#, #""[\"a\"] x""#, #""[\"a\" \"b\"]""#, #""[\"a\u0001\"]""#, #""complete,,cancel""#,
+            #""[\"complete\"""#, #""[1,2]""#, #""{}""#, "5", #"[1]"#,
+        ] {
             #expect(
                 rejection(withData(#"{"button_types":"# + bad + "}"))?.hasPrefix(
                     #""payload.data.button_types" must be a JSON array of names in a string"#) == true, "\(bad)")

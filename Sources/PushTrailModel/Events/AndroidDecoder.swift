@@ -93,8 +93,8 @@ extension EventDecoder {
         if let value = json.bool(p) { return value }
         if json.kind(p) == .string {
             let value = json.withStringBytes(p) { b -> Bool? in
-                if b.elementsEqual("true".utf8) { return true }
-                if b.elementsEqual("false".utf8) { return false }
+                if JSONText.bytesEqual(b, "true") { return true }
+                if JSONText.bytesEqual(b, "false") { return false }
                 return nil
             }
             if let value { return value }
@@ -105,25 +105,26 @@ extension EventDecoder {
     /// `button_types`: a JSON array of strings inside a string, a comma-separated list,
     /// or an array of strings.
     private static func buttonTypes(_ json: JSONView, _ b: Int, path: String) throws(InvalidEvent) -> [String] {
-        let wrong = InvalidEvent(
-            "\"\(path)button_types\" must be a JSON array of names in a string (\"[\\\"complete\\\"]\") "
-                + "or a comma-separated list (\"complete,cancel\"), not \(shown(json.rawString(b)))")
+        func wrong() -> InvalidEvent {
+            InvalidEvent(
+                "\"\(path)button_types\" must be a JSON array of names in a string (\"[\\\"complete\\\"]\") "
+                    + "or a comma-separated list (\"complete,cancel\"), not \(shown(json.rawString(b)))")
+        }
         switch json.kind(b) {
         case .array:
             var list: [String] = []
             var element = b + 1
             while element < json.end(of: b) {
-                guard let name = json.string(element) else { throw wrong }
+                guard let name = json.string(element) else { throw wrong() }
                 list.append(name)
                 element = json.end(of: element)
             }
             return list
         case .string:
-            let text = json.stringBytes(b)
-            guard let list = ButtonList.parse(text) else { throw wrong }
+            guard let list = json.withStringBytes(b, ButtonList.parse) else { throw wrong() }
             return list
         default:
-            throw wrong
+            throw wrong()
         }
     }
 
@@ -206,8 +207,13 @@ public enum ButtonList {
     /// a comma-separated list (`complete,cancel`, spaces around names ignored, no
     /// quotes or brackets in them; an empty text is no names). nil when it is neither.
     public static func parse(_ text: [UInt8]) -> [String]? {
+        text.withUnsafeBytes(parse)
+    }
+
+    /// `parse` of bytes where they lie.
+    public static func parse(_ text: UnsafeRawBufferPointer) -> [String]? {
         let trimmed = text.drop { isSpace($0) }
-        if trimmed.first == UInt8(ascii: "[") { return parseArray(text) }
+        if trimmed.first == UInt8(ascii: "[") { return plainArray(text) ?? parseArray(text) }
         if trimmed.isEmpty { return [] }
         var names: [String] = []
         for part in text.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
@@ -220,21 +226,60 @@ public enum ButtonList {
 
     private static func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
 
-    private static func parseArray(_ text: [UInt8]) -> [String]? {
-        var tape = JSONTape()
-        let parsed: [String]? = text.withUnsafeBytes { bytes in
-            do { try tape.parse(bytes) } catch { return nil }
-            return tape.nodes.withUnsafeBufferPointer { nodes -> [String]? in
-                let json = JSONView(nodes: nodes, bytes: bytes)
-                guard json.kind(json.root) == .array else { return nil }
-                var names: [String] = []
-                for element in json.elements(json.root) {
-                    guard let name = json.string(element) else { return nil }
-                    names.append(name)
+    /// The usual JSON form, `["complete","cancel"]` (spaces allowed, no escapes, ASCII),
+    /// read without a parser; nil for anything else, which `parseArray` then decides.
+    private static func plainArray(_ text: UnsafeRawBufferPointer) -> [String]? {
+        var names: [String] = []
+        var i = 0
+        let n = text.count
+        func skipSpace() { while i < n, isSpace(text[i]) { i += 1 } }
+        skipSpace()
+        guard i < n, text[i] == UInt8(ascii: "[") else { return nil }
+        i += 1
+        skipSpace()
+        if i < n, text[i] == UInt8(ascii: "]") {
+            i += 1
+        } else {
+            while true {
+                guard i < n, text[i] == UInt8(ascii: "\"") else { return nil }
+                i += 1
+                let start = i
+                while i < n, text[i] != UInt8(ascii: "\""), text[i] >= 0x20, text[i] < 0x80,
+                    text[i] != UInt8(ascii: "\\")
+                {
+                    i += 1
                 }
-                return names
+                guard i < n, text[i] == UInt8(ascii: "\"") else { return nil }
+                names.append(String(decoding: UnsafeRawBufferPointer(rebasing: text[start..<i]), as: UTF8.self))
+                i += 1
+                skipSpace()
+                guard i < n else { return nil }
+                if text[i] == UInt8(ascii: "]") {
+                    i += 1
+                    break
+                }
+                guard text[i] == UInt8(ascii: ",") else { return nil }
+                i += 1
+                skipSpace()
             }
         }
-        return parsed
+        skipSpace()
+        return i == n ? names : nil
+    }
+
+    /// Any JSON array of strings, through the parser.
+    private static func parseArray(_ text: UnsafeRawBufferPointer) -> [String]? {
+        var tape = JSONTape()
+        do { try tape.parse(text) } catch { return nil }
+        return tape.nodes.withUnsafeBufferPointer { nodes -> [String]? in
+            let json = JSONView(nodes: nodes, bytes: text)
+            guard json.kind(json.root) == .array else { return nil }
+            var names: [String] = []
+            for element in json.elements(json.root) {
+                guard let name = json.string(element) else { return nil }
+                names.append(name)
+            }
+            return names
+        }
     }
 }

@@ -296,8 +296,8 @@ public struct EventDecoder: Sendable {
             throw InvalidEvent("\"platform\" must be a string, not \(shown(json.rawString(node)))")
         }
         let platform = json.withStringBytes(node) { b -> Platform? in
-            if b.elementsEqual("ios".utf8) { return .ios }
-            if b.elementsEqual("android".utf8) { return .android }
+            if JSONText.bytesEqual(b, "ios") { return .ios }
+            if JSONText.bytesEqual(b, "android") { return .android }
             return nil
         }
         guard let platform else {

@@ -119,6 +119,12 @@
         return n == 0 || memcmpEqual(bytes.baseAddress! + Int(node.start), UnsafeRawPointer(literal.utf8Start), n)
     }
 
+    /// Whether `bytes` are exactly the literal's.
+    @inlinable package static func bytesEqual(_ bytes: UnsafeRawBufferPointer, _ literal: StaticString) -> Bool {
+        bytes.count == literal.utf8CodeUnitCount
+            && (bytes.count == 0 || memcmpEqual(bytes.baseAddress!, UnsafeRawPointer(literal.utf8Start), bytes.count))
+    }
+
     // Inlinable: the store's scanner compares member names with it in its hot loop.
     @inlinable @inline(__always)
     package static func memcmpEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {

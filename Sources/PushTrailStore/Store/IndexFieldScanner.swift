@@ -135,9 +135,9 @@ struct IndexFieldScanner {
         case .notification:
             if field(.platform).kind != .absent {
                 guard field(.platform).kind == .string else { return false }
-                let isIOS = text.withBytes(field(.platform)) { $0.elementsEqual("ios".utf8) }
+                let isIOS = text.withBytes(field(.platform)) { JSONText.bytesEqual($0, "ios") }
                 if !isIOS {
-                    guard text.withBytes(field(.platform), { $0.elementsEqual("android".utf8) }) else { return false }
+                    guard text.withBytes(field(.platform), { JSONText.bytesEqual($0, "android") }) else { return false }
                     return resolveFCMMessage()
                 }
             }
@@ -177,7 +177,7 @@ struct IndexFieldScanner {
             if field(.reason).kind != .absent {
                 guard field(.reason).kind == .string else { return false }
                 reasonIsUnregistered = text.withBytes(field(.reason)) {
-                    $0.elementsEqual(Delivery.fcmUnregistered.utf8)
+                    JSONText.bytesEqual($0, "UNREGISTERED")
                 }
             }
         }
