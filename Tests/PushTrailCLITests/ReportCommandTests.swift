@@ -120,7 +120,7 @@ struct ReportCommandTests {
         let store = dir.store
         let r = ReplayFixtures.run(store, ["report", "--thread", "task-1109", "-o", dir.file("r.html")])
         #expect(r.status == 0, "\(r)")
-        #expect(r.stderr.contains("wrote \(dir.file("r.html")) (9 events, 1 finding, as of @183)"), "\(r)")
+        #expect(r.stderr.contains("wrote \(dir.file("r.html")) (9 events, 1 finding, as of @224)"), "\(r)")
         #expect(mode(of: dir.file("r.html")) == 0o600)
         let html = String(decoding: try dir.read("r.html"), as: UTF8.self)
         let markup = Markup(html)
@@ -128,7 +128,7 @@ struct ReportCommandTests {
 
         // The header: the chain head, the query, when it was made.
         let head = try CLI.head(store)
-        #expect(html.contains("@183 \(head["hash"]?.string ?? "?")"))
+        #expect(html.contains("@224 \(head["hash"]?.string ?? "?")"))
         #expect(html.contains("pushtrail report --thread task-1109"))
         #expect(
             html.contains(CLI.nowText.replacingOccurrences(of: ".000Z", with: "Z"))

@@ -78,8 +78,17 @@ struct IndexFieldScannerTests {
         }
     }
 
+    /// Whether `line` is an Android notification: its fields are in the FCM message's
+    /// data map, which the scanner leaves to the decoder (it declines the event, and
+    /// verify decodes it in full).
+    static func isAndroidNotification(_ line: [UInt8]) -> Bool {
+        var decoder = EventDecoder()
+        return (try? decoder.decode(line))?.notification?.platform == .android
+    }
+
     /// Checks every line: an event the decoder accepts reads the same through the
-    /// scanner; any other line must not crash it. Returns how many were events.
+    /// scanner, or, for an Android notification only, the scanner declines it; any
+    /// other line must not crash it. Returns how many were events.
     @discardableResult
     static func check(_ lines: [[UInt8]], _ source: String) -> Int {
         var scanner = IndexFieldScanner()
@@ -91,6 +100,7 @@ struct IndexFieldScannerTests {
             let got = byScanner(line, seq: seq, &scanner)
             guard let want else { continue }
             events += 1
+            if got == nil && isAndroidNotification(line) { continue }
             if got != want {
                 failures += 1
                 if failures <= 5 {
