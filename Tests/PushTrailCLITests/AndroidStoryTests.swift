@@ -127,4 +127,32 @@ struct AndroidStoryTests {
         #expect(Self.codes(events["0eed1c5a-7466-4976-b104-f9eef781378f"]).isEmpty, "the fixed send is clean")
         #expect(events["act_0054"]?["task_state"] == .string("completed"))
     }
+
+    @Test("thread, task, log and show name each notification's platform, and the buttons an Android user never saw")
+    func humanOutput() throws {
+        let dir = try TempDir()
+        let store = try AuditFixtures.sampleStore(dir)
+        let thread = R.run(store, ["thread", "task-1304"])
+        #expect(thread.status == 0)
+        #expect(thread.stdout.contains("notification ios TASK_ACTIONABLE [edit, complete, cancel, mark_in_progress]"))
+        #expect(thread.stdout.contains("notification android TASK_ACTIONABLE [complete, cancel, mark_in_progress]"))
+        #expect(!thread.stdout.contains("not shown"), "a clean thread marks nothing")
+        let task = R.run(store, ["task", "1301"])
+        #expect(
+            task.stdout.contains(
+                "notification android TASK_ACTIONABLE [edit, complete, cancel] (not shown: mark_in_progress)"),
+            "\(task.stdout)")
+        let log = R.run(store, ["log", "--user", "u_gus", "--type", "notification"])
+        let lines = log.stdout.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(
+            lines.first?.contains("(a notification message: no buttons while the app is in the background)") == true)
+        #expect(lines.last?.contains("TASK_COMPLETED (no buttons) \"Completed: Clean dishwasher filter\"") == true)
+        let show = R.run(store, ["show", "fd1b3207-a385-4ae9-82c3-f841c84dc346"])
+        #expect(show.stdout.contains("  platform  android\n"), "\(show.stdout)")
+        // A delivery says which service answered: the one its notification went through.
+        #expect(R.run(store, ["show", "dlv_0073"]).stdout.contains("  answer    FCM 404 UNREGISTERED\n"))
+        #expect(R.run(store, ["show", "dlv_0077"]).stdout.contains("  answer    APNs 200 accepted\n"))
+        #expect(R.run(store, ["show", "dlv_0078"]).stdout.contains("  answer    FCM 200 accepted\n"))
+    }
 }

@@ -17,9 +17,11 @@ enum ThreadCommand: Command {
         ],
         operands: "THREAD_ID",
         discussion: """
-            A thread holds the notifications with that aps.thread-id, the actions naming it,
-            and the actions and deliveries that refer to its notifications, in (at, seq)
-            order. Membership is resolved at query time, so ingest order does not matter.
+            A thread holds the notifications with that thread id (iOS aps.thread-id, Android
+            data.thread_id), the actions naming it, and the actions and deliveries that refer
+            to its notifications, in (at, seq) order. Membership is resolved at query time, so
+            ingest order does not matter. Each notification says its platform and the buttons
+            it showed.
             """)
 
     /// What `thread` was asked for, checked before the store is opened.
