@@ -22,7 +22,8 @@ enum AuditFixtures {
 
     /// Reads the "Intended audit findings (N)" table of STORIES.md rather than copying
     /// it, so the test and the story it checks cannot drift apart. (As read by hand:
-    /// 5 delivery_failed, 2 sent_after_unregistered, 1 of each other code, 15 in all.)
+    /// 9 delivery_failed, 4 sent_after_unregistered, 2 buttons_category_mismatch, 1 of
+    /// each other code, 25 in all.)
     static func intendedFindings() throws -> (total: Int, rows: [IntendedFinding]) {
         let text = try String(contentsOfFile: samples + "/STORIES.md", encoding: .utf8)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -66,15 +67,22 @@ enum AuditFixtures {
         return (r.status, R.elements(json["findings"]), json["counts"] ?? .null)
     }
 
-    /// Every task id and thread id named by the store's notifications and actions.
+    /// Every task id and thread id named by the store's notifications (iOS payload keys,
+    /// or an Android message's data map, whose values are strings) and actions.
     static func tasksAndThreads(_ store: String) throws -> (tasks: [Int], threads: [String]) {
         let r = R.run(store, ["log", "--json"])
         var tasks = Set<Int>()
         var threads = Set<String>()
         for line in try JSON.lines(r.stdout) {
             let e = line["event"]
-            if let t = e?["task_id"]?.int ?? e?["payload"]?["task_id"]?.int { tasks.insert(t) }
-            if let t = e?["payload"]?["aps"]?["thread-id"]?.string ?? e?["thread_id"]?.string { threads.insert(t) }
+            let data = e?["payload"]?["android"]?["data"] ?? e?["payload"]?["data"]
+            let androidTask = data?["task_id"].flatMap { $0.int ?? $0.string.flatMap { Int($0) } }
+            if let t = e?["task_id"]?.int ?? e?["payload"]?["task_id"]?.int ?? androidTask { tasks.insert(t) }
+            if let t = e?["payload"]?["aps"]?["thread-id"]?.string ?? data?["thread_id"]?.string
+                ?? e?["thread_id"]?.string
+            {
+                threads.insert(t)
+            }
         }
         return (tasks.sorted(), threads.sorted())
     }
@@ -94,7 +102,7 @@ struct AuditCommandTests {
     @Test("audit --json on the sample finds what STORIES.md's intended-findings table lists, and exits 1")
     func sampleFindings() throws {
         let (total, rows) = try A.intendedFindings()
-        #expect(total == 15)
+        #expect(total == 25)
         #expect(rows.count == FindingCode.allCases.count, "one table row per code")
         #expect(rows.reduce(0) { $0 + $1.ids.count } == total)
 
@@ -129,7 +137,7 @@ struct AuditCommandTests {
         let store = try A.sampleStore(dir)
         let text = R.run(store, ["audit"])
         #expect(text.status == 1)
-        #expect(text.stdout.hasPrefix("15 findings"), "\(text)")
+        #expect(text.stdout.hasPrefix("25 findings"), "\(text)")
 
         let clean = try TempDir()
         let cleanStore = try R.ingest(clean, R.Gutters.lines)
@@ -147,9 +155,9 @@ struct AuditCommandTests {
         let store = try A.sampleStore(dir)
         let failed = try A.audit(store, ["--code", "delivery_failed"])
         #expect(failed.status == 1)
-        #expect(failed.findings.count == 5)
+        #expect(failed.findings.count == 9)
         #expect(failed.findings.allSatisfy { $0["code"]?.string == "delivery_failed" })
-        #expect(failed.counts == .object([("delivery_failed", .number("5"))]))
+        #expect(failed.counts == .object([("delivery_failed", .number("9"))]))
 
         let two = try A.audit(store, ["--code", "payload_too_large", "--code", "thread_id_mismatch"])
         #expect(Set(two.findings.compactMap { $0["code"]?.string }) == ["payload_too_large", "thread_id_mismatch"])
@@ -169,7 +177,7 @@ struct AuditCommandTests {
         let store = try A.sampleStore(dir)
         let whole = try A.audit(store).findings
         let (tasks, _) = try A.tasksAndThreads(store)
-        #expect(tasks.count == 14)
+        #expect(tasks.count == 19)
         for task in tasks {
             let scoped = try A.audit(store, ["--task", String(task)])
             let expected = whole.filter { $0["task_id"]?.int == task }
@@ -197,7 +205,7 @@ struct AuditCommandTests {
         let dir = try TempDir()
         let store = try A.sampleStore(dir)
         let whole = try A.audit(store).findings
-        for user in ["u_alice", "u_ben", "u_dana", "u_carlos"] {
+        for user in ["u_alice", "u_ben", "u_dana", "u_carlos", "u_farah", "u_gus", "u_hana", "u_ivan"] {
             let seqs = Set(
                 try JSON.lines(R.run(store, ["log", "--json", "--user", user]).stdout).compactMap { $0["seq"]?.int })
             let expected = whole.filter { seqs.contains($0["seq"]?.int ?? -1) }

@@ -120,7 +120,7 @@ struct ReportCommandTests {
         let store = dir.store
         let r = ReplayFixtures.run(store, ["report", "--thread", "task-1109", "-o", dir.file("r.html")])
         #expect(r.status == 0, "\(r)")
-        #expect(r.stderr.contains("wrote \(dir.file("r.html")) (9 events, 1 finding, as of @183)"), "\(r)")
+        #expect(r.stderr.contains("wrote \(dir.file("r.html")) (9 events, 1 finding, as of @224)"), "\(r)")
         #expect(mode(of: dir.file("r.html")) == 0o600)
         let html = String(decoding: try dir.read("r.html"), as: UTF8.self)
         let markup = Markup(html)
@@ -128,7 +128,7 @@ struct ReportCommandTests {
 
         // The header: the chain head, the query, when it was made.
         let head = try CLI.head(store)
-        #expect(html.contains("@183 \(head["hash"]?.string ?? "?")"))
+        #expect(html.contains("@224 \(head["hash"]?.string ?? "?")"))
         #expect(html.contains("pushtrail report --thread task-1109"))
         #expect(
             html.contains(CLI.nowText.replacingOccurrences(of: ".000Z", with: "Z"))
@@ -167,6 +167,66 @@ struct ReportCommandTests {
         #expect(!html.contains("ae4d6fdf"))
     }
 
+    /// The entry of `seq` in a report page: from its `<li>` to the next entry's.
+    static func entry(_ html: String, seq: Int) -> String? {
+        guard let start = html.range(of: "\" id=\"seq-\(seq)\">") else { return nil }
+        let rest = html[start.upperBound...]
+        return String(rest.range(of: "<li class=\"entry").map { rest[..<$0.lowerBound] } ?? rest)
+    }
+
+    /// The texts of the `<li class="CLS">` items of `html`, their label alone when they have one.
+    static func items(_ html: String, _ cls: String) -> [String] {
+        html.components(separatedBy: "<li class=\"\(cls)\">").dropFirst().map { item in
+            var text = String(item.prefix { $0 != "<" })
+            if item.hasPrefix("<span class=\"label\">") {
+                text = String(item.dropFirst("<span class=\"label\">".count).prefix { $0 != "<" })
+            }
+            return Markup.decode(text)
+        }
+    }
+
+    @Test("an Android notification is a card with at most three text buttons; the ones never seen are struck and named")
+    func androidCards() throws {
+        let dir = try Self.sampleStore()
+        let html = try Self.page(dir.store, ["--thread", "task-1301"])
+        #expect(Markup(html).foreign.isEmpty)
+        // Story d: the fourth of button_types is past Android's three.
+        let four = try #require(Self.entry(html, seq: 184))
+        #expect(html.contains("<li class=\"entry notification android flagged\" id=\"seq-184\">"))
+        #expect(four.contains("<div class=\"card\">") && !four.contains("<div class=\"banner\">"))
+        #expect(four.contains("<span class=\"app\">honeydue</span>"), "the Android package's name")
+        #expect(four.contains("<p class=\"title\">Due soon: Replace fridge water filter</p>"))
+        #expect(Self.items(four, "seen") == ["Edit", "Complete", "Cancel"])
+        #expect(Self.items(four, "unseen") == ["Mark In Progress"])
+        #expect(four.contains("<span class=\"tag\">not shown</span>"))
+        #expect(four.contains("Android shows at most 3 action buttons, and button_types lists 4."))
+        // The next day's push shows its three, and none is marked.
+        let next = try #require(Self.entry(html, seq: 188))
+        #expect(Self.items(next, "seen") == ["Edit", "Complete", "Cancel"] && Self.items(next, "unseen").isEmpty)
+        #expect(html.contains("FCM answered <strong>200</strong> accepted"))
+        #expect(!html.contains("APNs answered"))
+
+        // Story e: a notification message shows no button at all; with no buttons, nothing is marked.
+        let e = try Self.page(dir.store, ["--thread", "task-1302", "--app-name", "honeyDue"])
+        let message = try #require(Self.entry(e, seq: 191))
+        #expect(message.contains("<span class=\"app\">honeyDue</span>"))
+        #expect(Self.items(message, "seen").isEmpty)
+        #expect(Self.items(message, "unseen") == ["Complete", "Cancel", "Mark In Progress"])
+        #expect(message.contains("the system displayed this notification without the app"))
+        let completed = try #require(Self.entry(e, seq: 195))
+        #expect(completed.contains("<div class=\"card\">"))
+        #expect(Self.items(completed, "seen").isEmpty && Self.items(completed, "unseen").isEmpty)
+
+        // Story g: one thread, both platforms, each drawn its own way; the answers name their service.
+        let g = try Self.page(dir.store, ["--thread", "task-1304"])
+        #expect(g.components(separatedBy: "<div class=\"banner\">").count - 1 == 3)
+        #expect(g.components(separatedBy: "<div class=\"card\">").count - 1 == 3)
+        #expect(g.components(separatedBy: "APNs answered <strong>200</strong>").count - 1 == 3)
+        #expect(g.components(separatedBy: "FCM answered <strong>200</strong>").count - 1 == 3)
+        #expect(
+            Self.items(try #require(Self.entry(g, seq: 207)), "seen") == ["Complete", "Cancel", "Mark In Progress"])
+    }
+
     @Test("the page is self-contained and inert: no scripts, no URLs, a CSP that forbids both")
     func selfContained() throws {
         let dir = try Self.sampleStore()
@@ -199,12 +259,28 @@ struct ReportCommandTests {
             #expect(
                 markup.tags.filter { $0.name == "li" && $0.attributes.contains { $0.value.hasPrefix("entry") } }.count
                     == lines.count)
+            // Each Android notification is a card, with the buttons it did not show marked.
+            let android = lines.filter { $0.contains(#""platform":"android""#) }.count
+            #expect(android == 12)
+            #expect(
+                markup.tags.filter { $0.name == "div" && $0.attributes.contains { $0.value == "card" } }.count
+                    == android)
+            #expect(html.components(separatedBy: "<span class=\"tag\">not shown</span>").count - 1 >= android)
             // Every attack string is shown, as text.
             for line in lines {
                 let event = try JSON.parse(Array(line.utf8))
                 if let title = event["payload"]?["aps"]?["alert"]?["title"]?.string {
                     #expect(markup.text.contains(title), "\(title)")
                     #expect(html.contains(HTMLReport.escape(title)))
+                }
+                // An Android message's texts: in its data map, or in its notification block.
+                let payload = event["payload"]
+                for text in [
+                    payload?["data"]?["title"], payload?["data"]?["body"], payload?["notification"]?["title"],
+                    payload?["notification"]?["body"],
+                ].compactMap({ $0?.string }) {
+                    #expect(markup.text.contains(text), "\(text)")
+                    #expect(html.contains(HTMLReport.escape(text)))
                 }
                 if let error = event["error"]?.string { #expect(markup.text.contains(error)) }
                 if let reason = event["reason"]?.string { #expect(markup.text.contains(reason)) }

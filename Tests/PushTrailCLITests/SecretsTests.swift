@@ -67,12 +67,18 @@ final class TokenCorpus {
             let id = event["id"]?.string ?? ""
             ids.append(id)
             if let d = event["device"]?.string { tokens.insert(d) }
+            // An Android notification names its device in the FCM message it sent.
+            if let d = event["payload"]?["token"]?.string { tokens.insert(d) }
             if let u = event["user"]?.string { users.insert(u) }
             switch event["type"]?.string {
             case "notification":
                 notificationIDs.append(id)
-                if let t = event["payload"]?["aps"]?["thread-id"]?.string { threads.insert(t) }
-                if let t = event["payload"]?["task_id"]?.int { tasks.insert(t) }
+                let data = event["payload"]?["android"]?["data"] ?? event["payload"]?["data"]
+                if let t = event["payload"]?["aps"]?["thread-id"]?.string ?? data?["thread_id"]?.string {
+                    threads.insert(t)
+                }
+                let androidTask = data?["task_id"].flatMap { $0.int ?? $0.string.flatMap { Int($0) } }
+                if let t = event["payload"]?["task_id"]?.int ?? androidTask { tasks.insert(t) }
             case "action":
                 if let t = event["thread_id"]?.string { threads.insert(t) }
                 if let t = event["task_id"]?.int { tasks.insert(t) }
@@ -120,7 +126,7 @@ struct SecretsTests {
     @Test("every human-output command over Samples/events.ndjson and a seeded corpus: 0 tokens in stdout or stderr")
     func humanOutput() throws {
         let c = try TokenCorpus()
-        #expect(c.tokens.count == 16, "6 sample devices and 10 seeded: \(c.tokens.count)")
+        #expect(c.tokens.count == 22, "12 sample devices (6 of them FCM tokens) and 10 seeded: \(c.tokens.count)")
         var commands = 0
         var masksSeen = 0
         for (argv, r) in humanRuns(c) {

@@ -264,7 +264,7 @@ enum ManpageCommand: Command {
             .B pushtrail
             [\\fB\\-\\-store\\fR \\fIDIR\\fR] \\fICOMMAND\\fR [\\fIOPTIONS\\fR]
             .SH DESCRIPTION
-            pushtrail records every push payload a backend emits, every APNs delivery answer and
+            pushtrail records every push payload a backend emits (APNs or FCM), every delivery answer and
             every response to an action button as an immutable, hash\\-chained event in an LMDB
             store. It replays notification threads, rebuilds a task's state at any point in time,
             audits what was sent against what was true, verifies that the log was not altered, and

@@ -23,15 +23,18 @@ enum ReportCommand: Command {
             .option(
                 "output", short: "o", "FILE", "where to write (- for standard output; default <subject>-report.html)",
                 completion: .file),
-            .option("app-name", "NAME", "the app name on the notification cards (default: the last part of the topic)"),
+            .option(
+                "app-name", "NAME",
+                "the app name on the notification cards (default: the last part of the topic or Android package)"),
             Render.relativeToOption,
             .flag("force", "overwrite an existing file"),
         ],
         discussion: """
             The page holds everything it shows (no scripts, no external assets) and opens
-            offline: each notification as an iOS banner with its category's buttons, the
-            actions pressed and the server's answers, APNs delivery answers, the task's
-            state after each event, and audit findings where they occur. The header holds
+            offline: each notification as an iOS banner with its category's buttons or as an
+            Android card with the buttons it showed (those the user never saw struck through),
+            the actions pressed and the server's answers, the APNs and FCM delivery answers,
+            the task's state after each event, and audit findings where they occur. The header holds
             the store's chain head, so the page can be checked against the log later.
             Payload text is escaped; the page's Content-Security-Policy forbids scripts.
             """)
@@ -133,10 +136,15 @@ enum ReportCommand: Command {
                 "no events for \(subject)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
         }
         let topic = entries.lazy.compactMap { $0.loaded.event.notification?.topic }.first
+        let package = entries.lazy.filter { $0.loaded.event.notification?.platform == .android }.compactMap {
+            androidPackage($0.loaded.stored.raw)
+        }.first
+        func lastPart(_ id: String?) -> String? { id.flatMap { $0.split(separator: ".").last.map(String.init) } }
+        let appName = options.appName ?? lastPart(topic) ?? lastPart(package) ?? "App"
         let content = ReportContent(
             subject: subject, query: query.map { Render.shellWord($0) }.joined(separator: " "),
             asOf: Render.asOf(horizon, head: head.seq), head: head, storePath: store.path, madeAt: context.clock(),
-            appName: options.appName ?? topic.flatMap { $0.split(separator: ".").last.map(String.init) } ?? "App",
+            appName: appName, androidAppName: options.appName ?? lastPart(package) ?? appName,
             entries: entries,
             anchor: try Render.anchor(in: entries.filter(\.member).map(\.loaded), relativeTo: options.relativeTo),
             token: { context.token($0, arguments) })
@@ -156,5 +164,17 @@ enum ReportCommand: Command {
                 + "\(findings) finding\(findings == 1 ? "" : "s"), as of \(content.asOf))"
         )
         return ExitStatus.success
+    }
+
+    /// An Android notification's `payload.android.restricted_package_name`: the app
+    /// that FCM delivers it to.
+    static func androidPackage(_ raw: [UInt8]) -> String? {
+        var decoder = EventDecoder()
+        return try? raw.withUnsafeBytes { bytes in
+            try decoder.withView(bytes) { json -> String? in
+                json.member(json.root, "payload").flatMap { json.member($0, "android") }
+                    .flatMap { json.member($0, "restricted_package_name") }.flatMap { json.string($0) }
+            }
+        }
     }
 }

@@ -64,9 +64,15 @@ enum ShowCommand: Command {
         let findings = entry?.findings ?? []
         if let n = event.notification { rows.insert(("platform", n.platform.rawValue), at: 4) }
         if let thread = event.threadID { rows.append(("thread", thread)) }
-        if let message = event.delivery?.messageID { rows.append(("message", message)) }
-        if let d = event.delivery, d.status != 200 {
-            rows.append(("answer", style.red("\(d.status) \(d.reason ?? "")")))
+        if let d = event.delivery {
+            // The service that answered: the one its notification went through, when stored.
+            let platform =
+                try store.read { reader in
+                    try reader.seq(forID: d.notificationID).flatMap { try reader.event(seq: $0) }
+                }.flatMap { try? $0.decode().notification?.platform } ?? d.impliedPlatform
+            let answer = "\(platform.service) \(d.status) \(d.reason ?? (d.status == 200 ? "accepted" : ""))"
+            rows.append(("answer", d.status == 200 ? answer : style.red(answer)))
+            if let message = d.messageID { rows.append(("message", message)) }
         }
         context.stdout.line(style.bold("\(event.type) \(event.id)"))
         for (k, v) in rows { context.stdout.line("  " + style.dim(k.padding(9)) + " " + v) }

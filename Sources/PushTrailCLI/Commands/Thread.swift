@@ -18,9 +18,10 @@ enum ThreadCommand: Command {
         operands: "THREAD_ID",
         discussion: """
             A thread holds the notifications with that thread id (iOS aps.thread-id, Android
-            data.thread_id; both platforms may share one), the actions naming it, and the
-            actions and deliveries that refer to its notifications, in (at, seq) order.
-            Membership is resolved at query time, so ingest order does not matter.
+            data.thread_id), the actions naming it, and the actions and deliveries that refer
+            to its notifications, in (at, seq) order. Membership is resolved at query time, so
+            ingest order does not matter. Each notification says its platform and the buttons
+            it showed.
             """)
 
     /// What `thread` was asked for, checked before the store is opened.

@@ -11,8 +11,10 @@ struct ReportContent {
     var head: ChainHead
     var storePath: String
     var madeAt: Timestamp
-    /// The app's name on the notification cards.
+    /// The app's name on the iOS banners.
     var appName: String
+    /// The app's name on the Android cards.
+    var androidAppName: String
     var entries: [TimelineEntry]
     /// The event times are shown relative to.
     var anchor: LoadedEvent?
@@ -20,7 +22,8 @@ struct ReportContent {
     var token: (String?) -> String
 }
 
-/// A self-contained HTML page of a timeline, notifications drawn as iOS shows them.
+/// A self-contained HTML page of a timeline, notifications drawn as iOS or Android shows
+/// them.
 ///
 /// Safety: every string from the store goes through `escape` into text content; none
 /// reaches an attribute, a URL, a style or a script. Attributes hold only values this
@@ -60,7 +63,14 @@ public enum HTMLReport {
         }
         tasks(&h, c.entries)
         h.raw("</header>\n<main>\n<ol class=\"timeline\">\n")
-        for entry in c.entries { self.entry(&h, entry, c, anchor: anchor) }
+        // The push service behind each notification, for the delivery answers.
+        var platforms: [String: Platform] = [:]
+        for e in c.entries {
+            if let n = e.loaded.event.notification {
+                platforms[EventID.normalizedNotificationIDString(e.loaded.event.id)] = n.platform
+            }
+        }
+        for entry in c.entries { self.entry(&h, entry, c, anchor: anchor, platforms: platforms) }
         h.raw("</ol>\n</main>\n<footer>")
         h.text(
             "Made by pushtrail \(PushTrail.version). Check the store with `pushtrail verify`; "
@@ -101,12 +111,16 @@ public enum HTMLReport {
         h.raw("</tbody>\n</table>\n")
     }
 
-    private static func entry(_ h: inout Builder, _ entry: TimelineEntry, _ c: ReportContent, anchor: LoadedEvent?) {
+    private static func entry(
+        _ h: inout Builder, _ entry: TimelineEntry, _ c: ReportContent, anchor: LoadedEvent?,
+        platforms: [String: Platform]
+    ) {
         let e = entry.loaded.event
         let flagged = entry.findings.isEmpty ? "" : " flagged"
         let outside = entry.member ? "" : " outside"
+        let android = e.notification?.platform == .android ? " android" : ""
         h.raw(
-            "<li class=\"entry \(e.type)\(flagged)\(outside)\" id=\"seq-\(entry.loaded.seq)\">\n"
+            "<li class=\"entry \(e.type)\(android)\(flagged)\(outside)\" id=\"seq-\(entry.loaded.seq)\">\n"
                 + "<div class=\"when\"><time datetime=\"\(e.at)\">"
         )
         h.text(e.at.description)
@@ -121,9 +135,11 @@ public enum HTMLReport {
             h.tag("p", "note", "Not part of \(c.subject): shown because it changed the task's state.")
         }
         switch e.body {
+        case .notification(let n) where n.platform == .android: androidCard(&h, n, e, c)
         case .notification(let n): notification(&h, n, e, c)
         case .action(let a): action(&h, a, e)
-        case .delivery(let d): delivery(&h, d, e)
+        case .delivery(let d):
+            delivery(&h, d, e, platform: platforms[d.notificationID] ?? d.impliedPlatform)
         }
         var meta = ["id \(e.id)", "user \(e.user)"]
         if e.device != nil { meta.append("device \(c.token(e.device))") }
@@ -184,6 +200,76 @@ public enum HTMLReport {
         h.tag("p", "meta", meta.joined(separator: " · "))
     }
 
+    /// The notification as Android draws it in the shade: a card with the app's small
+    /// icon and name in its header, the title and body, and at most three text buttons.
+    /// The buttons the message asked for but the user never saw follow, struck through
+    /// and named "not shown" (colour is not the only sign), with the reason: Android
+    /// shows no more than three, and the system shows a notification message itself,
+    /// without the app and so without its buttons, while the app is in the background.
+    private static func androidCard(_ h: inout Builder, _ n: PushNotification, _ e: Event, _ c: ReportContent) {
+        let limit = PushNotification.androidButtonLimit
+        let systemShown = !n.notificationBlocks.isEmpty
+        let seen = systemShown ? [] : n.shownButtons
+        var unseen = systemShown ? n.shownButtons : []
+        if let listed = n.buttons, listed.count > limit { unseen += listed.dropFirst(limit) }
+
+        h.raw("<div class=\"card\">\n<div class=\"card-head\"><span class=\"glyph\">")
+        h.text(String(c.androidAppName.first.map(String.init)?.uppercased() ?? "?"))
+        h.raw("</span><span class=\"app\">")
+        h.text(c.androidAppName)
+        h.raw("</span>")
+        if let subtitle = n.subtitle {
+            h.raw("<span class=\"sub\">")
+            h.text(subtitle)
+            h.raw("</span>")
+        }
+        h.raw("<span class=\"clock\">")
+        h.text(clockTime(e.at))
+        h.raw("</span></div>\n")
+        if let title = n.title { h.tag("p", "title", title) }
+        if let body = n.body { h.tag("p", "body", body) }
+        if n.title == nil && n.body == nil { h.tag("p", "body empty", "(no title or body in the message)") }
+        if !seen.isEmpty {
+            h.raw("<ul class=\"actions\">")
+            for b in seen {
+                h.raw("<li class=\"seen\">")
+                h.text(label(b))
+                h.raw("</li>")
+            }
+            h.raw("</ul>\n")
+        }
+        if !unseen.isEmpty {
+            h.raw("<div class=\"unseen\">\n<ul class=\"actions\">")
+            for b in unseen {
+                h.raw("<li class=\"unseen\"><span class=\"label\">")
+                h.text(label(b))
+                h.raw("</span> <span class=\"tag\">not shown</span></li>")
+            }
+            h.raw("</ul>\n")
+            if systemShown {
+                h.tag(
+                    "p", "why",
+                    "Not shown: the system displayed this notification without the app (the message has a "
+                        + n.notificationBlocks.joined(separator: " and ") + " block), so none of its buttons appeared "
+                        + "while the app was in the background.")
+            }
+            if let listed = n.buttons, listed.count > limit {
+                h.tag(
+                    "p", "why",
+                    "Not shown: Android shows at most \(limit) action buttons, and button_types lists "
+                        + "\(listed.count).")
+            }
+            h.raw("</div>\n")
+        }
+        h.raw("</div>\n")
+        var meta = ["android", "category \(n.category ?? "(none)")"]
+        if let type = n.notificationType { meta.append(type) }
+        if let types = n.buttons { meta.append("button_types [\(types.joined(separator: ", "))]") }
+        if let premium = n.isPremium { meta.append(premium ? "premium" : "free") }
+        meta.append("\(n.payloadSize) bytes as FCM counts them")
+        h.tag("p", "meta", meta.joined(separator: " · "))
+    }
+
     private static func action(_ h: inout Builder, _ a: ActionResponse, _ e: Event) {
         h.raw("<p class=\"press \(a.outcome.rawValue)\">")
         h.text("\(e.user) pressed ")
@@ -202,11 +288,16 @@ public enum HTMLReport {
         }
     }
 
-    private static func delivery(_ h: inout Builder, _ d: Delivery, _ e: Event) {
+    /// The push service's answer: APNs' or FCM's, by the notification it answers.
+    private static func delivery(_ h: inout Builder, _ d: Delivery, _ e: Event, platform: Platform) {
         let ok = d.status == 200
-        h.raw("<p class=\"apns \(ok ? "ok" : "failed")\">APNs answered <strong>\(d.status)</strong> ")
+        let service = platform == .android ? "fcm" : "apns"
+        h.raw(
+            "<p class=\"\(service) \(ok ? "ok" : "failed")\">\(platform.service) answered <strong>\(d.status)</strong> "
+        )
         h.text(d.reason ?? (ok ? "accepted" : ""))
         h.raw("</p>\n")
+        if let message = d.messageID { h.tag("p", "meta", "message " + message) }
     }
 
     /// "1 action", "4 deliveries".
@@ -215,8 +306,11 @@ public enum HTMLReport {
     }
 
     /// A button's label as the app shows it ("Mark In Progress").
-    static func label(_ action: ActionKind) -> String {
-        action.rawValue.split(separator: "_").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: " ")
+    static func label(_ action: ActionKind) -> String { label(action.rawValue) }
+
+    /// The label of a button named in `button_types`, which may name any button.
+    static func label(_ name: String) -> String {
+        name.split(separator: "_").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: " ")
     }
 
     /// "08:00" from an RFC 3339 time (UTC), as a banner shows it.
@@ -296,6 +390,7 @@ public enum HTMLReport {
         .entry::before { content: ""; position: absolute; left: -7px; top: 18px; width: 12px; height: 12px; \
         border-radius: 50%; background: var(--dim); }
         .entry.notification::before { background: #007aff; }
+        .entry.notification.android::before { background: #0b57d0; }
         .entry.flagged::before { background: var(--warn); }
         .entry.flagged .what { border-left: 4px solid var(--warn); padding-left: 10px; }
         .when { color: var(--dim); font-size: 12px; display: flex; flex-direction: column; }
@@ -326,18 +421,43 @@ public enum HTMLReport {
         .note { color: var(--dim); font-size: 12px; font-style: italic; }
         .press { font-size: 15px; }
         .press .outcome { font-weight: 600; }
-        .press.ok .outcome, .apns.ok strong { color: var(--good); }
+        .press.ok .outcome, .apns.ok strong, .fcm.ok strong { color: var(--good); }
         .press.rejected .outcome { color: var(--warn); }
-        .press.failed .outcome, .apns.failed { color: var(--bad); }
+        .press.failed .outcome, .apns.failed, .fcm.failed { color: var(--bad); }
         .answer { color: var(--dim); }
         .state { display: inline-block; padding: 0 6px; border-radius: 4px; background: #e5e5ea; font-weight: 600; \
         font-size: 12px; }
         .state.completed { background: #d6f5dd; } .state.cancelled, .state.deleted { background: #fadadd; } \
         .state.in_progress { background: #dbe9ff; }
         .finding { background: #fff4e5; border-radius: 6px; padding: 6px 10px; color: var(--warn); }
+        .card { max-width: 412px; background: #fff; border-radius: 20px; padding: 12px 16px 10px; \
+        box-shadow: 0 1px 3px rgba(0, 0, 0, 0.18), 0 2px 8px rgba(0, 0, 0, 0.08); \
+        font-family: Roboto, "Google Sans", "Noto Sans", system-ui, sans-serif; color: #1f1f1f; }
+        .card-head { display: flex; align-items: center; flex-wrap: wrap; gap: 0 6px; font-size: 12px; color: #5f6368; }
+        .card-head .glyph { width: 18px; height: 18px; border-radius: 50%; background: #0b57d0; color: #fff; \
+        display: inline-flex; align-items: center; justify-content: center; font-size: 10px; font-weight: 700; }
+        .card-head .app { color: #1f1f1f; overflow-wrap: anywhere; }
+        .card-head .sub::before, .card-head .clock::before { content: "•"; margin-right: 6px; }
+        .card-head .sub { overflow-wrap: anywhere; }
+        .card .title { font-size: 15px; font-weight: 500; margin: 8px 0 0; }
+        .card .body { font-size: 14px; color: #444746; margin: 2px 0 0; white-space: pre-wrap; }
+        .card .empty { color: var(--dim); font-style: italic; }
+        .card .actions { list-style: none; display: flex; flex-wrap: wrap; gap: 4px 20px; margin: 10px 0 0; \
+        padding: 0; }
+        .card .actions li { color: #0b57d0; font-size: 13px; font-weight: 500; letter-spacing: 0.06em; \
+        text-transform: uppercase; padding: 6px 0; overflow-wrap: anywhere; }
+        .card div.unseen { border-top: 1px dashed var(--line); margin-top: 8px; }
+        .card .actions li.unseen { color: #80868b; }
+        .card li.unseen .label { text-decoration: line-through; text-decoration-thickness: 2px; }
+        .card li.unseen .tag { text-transform: none; letter-spacing: 0; font-weight: 600; font-size: 11px; \
+        color: var(--warn); border: 1px solid currentColor; border-radius: 4px; padding: 0 4px; margin-left: 2px; \
+        white-space: nowrap; }
+        .card .why { font-size: 12px; color: #5f6368; margin: 2px 0 4px; }
         footer { color: var(--dim); font-size: 12px; margin-top: 24px; }
+        @media (max-width: 600px) { body { padding: 12px; } .entry { grid-template-columns: 1fr; gap: 4px; } \
+        .when { flex-direction: row; flex-wrap: wrap; gap: 0 8px; } }
         @media print { body { background: #fff; } \
-        .banner, .buttons { box-shadow: none; border: 1px solid var(--line); } }
+        .banner, .buttons, .card { box-shadow: none; border: 1px solid var(--line); } }
 
         """
 }

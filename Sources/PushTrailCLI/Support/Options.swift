@@ -62,7 +62,7 @@ enum LogFilters {
             "type", "TYPE", "notification, action or delivery",
             completion: .choices(EventType.allCases.map(\.description))),
         .option(
-            "category", "C", "notifications with this category (aps.category, or the Android data map's)",
+            "category", "C", "notifications with this category (iOS aps.category, Android data.category)",
             completion: .choices(Category.allCases.map(\.rawValue))),
         .option("notification-type", "T", "notifications with this notification_type"),
         .option("residence", "R", "events about tasks of this residence id"),

@@ -55,7 +55,9 @@ enum Render {
         }
     }
 
-    /// One line describing what happened, for timelines.
+    /// One line describing what happened, for timelines. A notification names its
+    /// platform and the buttons it showed; on Android, those the user never saw too
+    /// (past Android's three, or all of a notification message's).
     static func headline(_ event: Event, style: Style) -> String {
         switch event.body {
         case .notification(let n):
@@ -64,12 +66,16 @@ enum Render {
             if buttons.isEmpty {
                 s += " (no buttons)"
             } else {
-                s += " ["
-                for (i, b) in buttons.enumerated() {
-                    if i > 0 { s += ", " }
-                    s += oneLine(b)
+                s += " [" + list(buttons) + "]"
+            }
+            if n.platform == .android {
+                let limit = PushNotification.androidButtonLimit
+                if let listed = n.buttons, listed.count > limit {
+                    s += " (not shown: " + list(listed.dropFirst(limit)) + ")"
                 }
-                s += "]"
+                if !n.notificationBlocks.isEmpty && !buttons.isEmpty {
+                    s += " (a notification message: no buttons while the app is in the background)"
+                }
             }
             if let title = n.title ?? n.body { s += " \"" + oneLine(title) + "\"" }
             return s
@@ -92,6 +98,16 @@ enum Render {
             let text = "delivery " + String(d.status) + (d.reason.map { " " + oneLine($0) } ?? (ok ? " accepted" : ""))
             return ok ? text : style.red(text)
         }
+    }
+
+    /// Button names, "a, b, c", each on one line.
+    private static func list(_ names: some Sequence<String>) -> String {
+        var s = ""
+        for (i, b) in names.enumerated() {
+            if i > 0 { s += ", " }
+            s += oneLine(b)
+        }
+        return s
     }
 
     /// `s` as one sh word: bare when plainly safe (unless `quoted`), else in single
