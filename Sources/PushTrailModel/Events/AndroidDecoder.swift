@@ -28,23 +28,21 @@ extension EventDecoder {
             try readData(json, map, path: mapPath, full: full, into: &n)
         }
         // What the system shows for a notification message, when the data has no text.
-        for (block, path) in [
-            (androidNotification, "payload.android.notification."), (notification, "payload.notification."),
-        ] {
-            guard let block else { continue }
+        func fallback(_ block: Int?, _ path: String) throws(InvalidEvent) {
+            guard let block else { return }
             let title = try optionalString(json, block, "title", path: path, keep: full)
             let body = try optionalString(json, block, "body", path: path, keep: full)
             if n.title == nil { n.title = title }
             if n.body == nil { n.body = body }
         }
+        try fallback(androidNotification, "payload.android.notification.")
+        try fallback(notification, "payload.notification.")
         if full {
             if notification != nil { n.notificationBlocks.append("payload.notification") }
             if androidNotification != nil { n.notificationBlocks.append("payload.android.notification") }
-            for (object, name) in [(data, "payload.data"), (androidData, "payload.android.data")] {
-                guard let object else { continue }
-                n.dataProblems += dataProblems(json, object, map: name)
-            }
-            n.payloadSize = fcmSize(json, maps: [data, androidData], blocks: [notification, androidNotification])
+            if let data { n.dataProblems += dataProblems(json, data, map: "payload.data") }
+            if let androidData { n.dataProblems += dataProblems(json, androidData, map: "payload.android.data") }
+            n.payloadSize = fcmSize(json, maps: (data, androidData), blocks: (notification, androidNotification))
         }
         return (n, token)
     }
@@ -143,14 +141,15 @@ extension EventDecoder {
     /// drops (a reserved key).
     static func dataProblems(_ json: JSONView, _ map: Int, map name: String) -> [DataProblem] {
         var problems: [DataProblem] = []
-        for (k, v) in json.members(map) {
+        json.forEachMember(map) { k, v in
+            let notString = json.kind(v) != .string
+            let reserved = json.withStringBytes(k, FCMRules.isReservedKey)
+            guard notString || reserved else { return }
             let key = json.string(k) ?? ""
-            if json.kind(v) != .string {
+            if notString {
                 problems.append(DataProblem(map: name, key: key, kind: .notString(EventDecoder.name(json.kind(v)))))
             }
-            if FCMRules.isReservedKey(key) {
-                problems.append(DataProblem(map: name, key: key, kind: .reservedKey))
-            }
+            if reserved { problems.append(DataProblem(map: name, key: key, kind: .reservedKey)) }
         }
         return problems
     }
@@ -158,20 +157,21 @@ extension EventDecoder {
     /// The size FCM counts: the UTF-8 bytes of every data key and value, and of the
     /// notification blocks' title and body. A value that is not a string counts as its
     /// JSON text (FCM refuses it anyway).
-    static func fcmSize(_ json: JSONView, maps: [Int?], blocks: [Int?]) -> Int {
+    static func fcmSize(_ json: JSONView, maps: (Int?, Int?), blocks: (Int?, Int?)) -> Int {
         var size = 0
-        for case let map? in maps {
-            for (k, v) in json.members(map) {
+        for map in [maps.0, maps.1] {
+            guard let map else { continue }
+            json.forEachMember(map) { k, v in
                 size += json.stringLength(k)
                 size += json.kind(v) == .string ? json.stringLength(v) : json.compactSize(v)
             }
         }
-        for case let block? in blocks {
-            for key in ["title", "body"] as [StaticString] {
-                if let v = json.member(block, key), json.kind(v) == .string { size += json.stringLength(v) }
-            }
+        func text(_ block: Int?, _ key: StaticString) -> Int {
+            guard let block, let v = json.member(block, key), json.kind(v) == .string else { return 0 }
+            return json.stringLength(v)
         }
-        return size
+        return size + text(blocks.0, "title") + text(blocks.0, "body") + text(blocks.1, "title")
+            + text(blocks.1, "body")
     }
 }
 
@@ -196,8 +196,18 @@ public enum FCMRules {
     /// Keys FCM reserves: `from`, `message_type`, `collapse_key` and any starting with
     /// `google.` or `gcm.`.
     public static func isReservedKey(_ key: String) -> Bool {
-        key == "from" || key == "message_type" || key == "collapse_key" || key.hasPrefix("google.")
-            || key.hasPrefix("gcm.")
+        var key = key
+        return key.withUTF8 { isReservedKey(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// `isReservedKey` of a key's UTF-8 bytes.
+    public static func isReservedKey(_ key: UnsafeRawBufferPointer) -> Bool {
+        func hasPrefix(_ prefix: StaticString) -> Bool {
+            key.count >= prefix.utf8CodeUnitCount
+                && JSONText.bytesEqual(UnsafeRawBufferPointer(rebasing: key[0..<prefix.utf8CodeUnitCount]), prefix)
+        }
+        return JSONText.bytesEqual(key, "from") || JSONText.bytesEqual(key, "message_type")
+            || JSONText.bytesEqual(key, "collapse_key") || hasPrefix("google.") || hasPrefix("gcm.")
     }
 }
 

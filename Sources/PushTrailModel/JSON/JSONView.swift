@@ -178,14 +178,22 @@ public struct JSONView {
 
     /// The members of the object at `object` as (key index, value index) pairs, in order.
     public func members(_ object: Int) -> [(key: Int, value: Int)] {
-        var out: [(Int, Int)] = []
+        // Labelled as returned: an array of unlabelled pairs would be cast element by
+        // element on return.
+        var out: [(key: Int, value: Int)] = []
+        forEachMember(object) { out.append((key: $0, value: $1)) }
+        return out
+    }
+
+    /// Calls `body` with each member of the object at `object` as (key index, value
+    /// index), in order, without building an array.
+    @inlinable public func forEachMember(_ object: Int, _ body: (_ key: Int, _ value: Int) throws -> Void) rethrows {
         let end = Int(nodes[object].next)
         var k = object + 1
         while k < end {
-            out.append((k, k + 1))
+            try body(k, k + 1)
             k = Int(nodes[k + 1].next)
         }
-        return out
     }
 
     /// The elements of the array at `array`, in order.

@@ -30,6 +30,7 @@ extension StoreReader {
     /// when an index applies.
     public func log(_ query: LogQuery, reverse: Bool = false, _ body: (LoadedEvent) throws -> Bool) throws {
         var matcher = LogMatcher(query: query, reader: self)
+        var decoder = EventDecoder()
         if let thread = query.threadID {
             var members = try threadEvents(thread, horizon: nil)
             if reverse { members.reverse() }
@@ -60,7 +61,7 @@ extension StoreReader {
             if reverse { records.reverse() }
             for (p, record) in records where matcher.inRange(p) {
                 let stored = try storedEvent(seq: p.seq, value: record)
-                let loaded = LoadedEvent(stored: stored, event: try stored.decode())
+                let loaded = LoadedEvent(stored: stored, event: try stored.decode(using: &decoder))
                 if try matcher.matches(loaded, drivenBy: .user), try !body(loaded) { return }
             }
             return
@@ -95,7 +96,7 @@ extension StoreReader {
                 if !reverse, case .time(let t)? = query.until, p.at > t { return }
                 if reverse, case .time(let t)? = query.since, p.at < t { return }
                 if matcher.inRange(p), let stored = try event(seq: p.seq) {
-                    let loaded = LoadedEvent(stored: stored, event: try stored.decode())
+                    let loaded = LoadedEvent(stored: stored, event: try stored.decode(using: &decoder))
                     if try matcher.matches(loaded, drivenBy: .time), try !body(loaded) { return }
                 }
                 entry = reverse ? try cursor.previousDuplicate() : try cursor.nextDuplicate()
@@ -109,8 +110,9 @@ extension StoreReader {
         var matcher = LogMatcher(query: query, reader: self)
         var threadMembers: Set<UInt64>?
         if let thread = query.threadID { threadMembers = Set(try threadEvents(thread, horizon: nil).map(\.seq)) }
+        var decoder = EventDecoder()
         try forEachEvent(from: seq + 1) { stored in
-            let loaded = LoadedEvent(stored: stored, event: try stored.decode())
+            let loaded = LoadedEvent(stored: stored, event: try stored.decode(using: &decoder))
             if let members = threadMembers, !members.contains(stored.seq) { return true }
             if matcher.inRange(loaded.position),
                 try matcher.matches(loaded, drivenBy: query.threadID != nil ? .thread : .time)

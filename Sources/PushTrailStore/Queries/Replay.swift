@@ -52,11 +52,12 @@ extension StoreReader {
     public func load(_ positions: [Position], horizon: Horizon?) throws -> [LoadedEvent] {
         var out: [LoadedEvent] = []
         out.reserveCapacity(positions.count)
+        var decoder = EventDecoder()
         for p in positions where horizon?.includes(p) ?? true {
             guard let stored = try event(seq: p.seq) else {
                 throw StoreError.damaged(seq: p.seq, detail: "an index names it but it is not stored")
             }
-            out.append(LoadedEvent(stored: stored, event: try stored.decode()))
+            out.append(LoadedEvent(stored: stored, event: try stored.decode(using: &decoder)))
         }
         return out
     }
@@ -65,12 +66,13 @@ extension StoreReader {
     public func load(seqs: [UInt64], horizon: Horizon?) throws -> [LoadedEvent] {
         var out: [LoadedEvent] = []
         out.reserveCapacity(seqs.count)
+        var decoder = EventDecoder()
         for seq in seqs {
             guard let stored = try event(seq: seq) else {
                 throw StoreError.damaged(seq: seq, detail: "an index names it but it is not stored")
             }
             guard horizon?.includes(stored.position) ?? true else { continue }
-            out.append(LoadedEvent(stored: stored, event: try stored.decode()))
+            out.append(LoadedEvent(stored: stored, event: try stored.decode(using: &decoder)))
         }
         return out.sorted { $0.position < $1.position }
     }
@@ -250,6 +252,8 @@ final class EventLoader {
     /// The seqs of `events`, ascending, and where each is in `events`.
     private var seqs: [UInt64] = []
     private var slots: [Int] = []
+    /// One decoder for every event loaded: its tape is reused.
+    private var decoder = EventDecoder()
 
     init(reader: StoreReader, horizon: Horizon?) {
         self.reader = reader
@@ -272,7 +276,7 @@ final class EventLoader {
                 throw StoreError.damaged(seq: seq, detail: "an index names it but it is not stored")
             }
             guard horizon?.includes(stored.position) ?? true else { continue }
-            let loaded = LoadedEvent(stored: stored, event: try stored.decode())
+            let loaded = LoadedEvent(stored: stored, event: try stored.decode(using: &decoder))
             added.append(events.count)
             events.append(loaded)
             out.append(loaded)
@@ -286,7 +290,7 @@ final class EventLoader {
         guard let stored = try reader.event(seq: seq), stored.type == .notification,
             horizon?.includes(stored.position) ?? true
         else { return nil }
-        let loaded = LoadedEvent(stored: stored, event: try stored.decode())
+        let loaded = LoadedEvent(stored: stored, event: try stored.decode(using: &decoder))
         events.append(loaded)
         index([events.count - 1])
         return loaded

@@ -451,6 +451,12 @@ public struct StoredEvent: Sendable {
     /// Decodes the raw event; a stored event that no longer decodes is damaged.
     public func decode() throws -> Event {
         var decoder = EventDecoder()
+        return try decode(using: &decoder)
+    }
+
+    /// `decode()` with a decoder kept across events: its tape, sized for the longest
+    /// line so far, is reused rather than allocated and cleared for each one.
+    public func decode(using decoder: inout EventDecoder) throws -> Event {
         do {
             return try decoder.decode(raw)
         } catch {
