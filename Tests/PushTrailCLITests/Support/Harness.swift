@@ -477,6 +477,13 @@ enum Samples {
         try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".apns") }.sorted()
             .map { directory + "/" + $0 }
     }
+
+    /// The Android twins of the `.apns` files: FCM message files, in the same order.
+    static func androidFiles() throws -> [String] {
+        let android = directory + "/android"
+        return try FileManager.default.contentsOfDirectory(atPath: android).filter { $0.hasSuffix(".json") }.sorted()
+            .map { android + "/" + $0 }
+    }
 }
 
 /// File modes, read with stat(2).
