@@ -232,7 +232,7 @@ struct AndroidImportTests {
         #expect(r.stderrLines.first?.contains(option) == true, "\(r)")
         #expect(!exists(dir.store))
         let none = CLI.run(store: dir.store, ["import", "--platform", "android", "--user", "u"])
-        #expect(none.stderrLines.first == "pushtrail import: name at least one FCM message file", "\(none)")
+        #expect(none.stderrFirstLine == "pushtrail import: name at least one FCM message file", "\(none)")
     }
 
     @Test("a missing file is exit 74")

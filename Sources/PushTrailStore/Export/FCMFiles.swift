@@ -278,6 +278,9 @@ public struct AndroidBroadcast: Sendable {
         "Each run sends a new google.message_id: the Firebase SDK drops a message whose id it has seen.",
     ]
 
+    /// The `from` extra when the event names no Firebase project.
+    public static let defaultSender = "pushtrail"
+
     public var package: String
     /// The `from` extra: the sender the SDK reports (`RemoteMessage.getFrom()`).
     public var sender: String

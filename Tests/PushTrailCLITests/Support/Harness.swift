@@ -74,6 +74,9 @@ struct Outcome: CustomStringConvertible {
     var stderr: String { String(decoding: stderrBytes, as: UTF8.self) }
     /// The non-empty lines of stderr.
     var stderrLines: [Substring] { stderr.split(separator: "\n") }
+    /// The first line of stderr, as a String (a Substring? beside a concatenation of
+    /// literals compares unequal).
+    var stderrFirstLine: String? { stderrLines.first.map(String.init) }
 
     /// stdout parsed as one JSON value.
     func json() throws -> JSON { try JSON.parse(stdoutBytes) }
