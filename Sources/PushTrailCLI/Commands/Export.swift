@@ -281,11 +281,15 @@ enum ExportCommand: Command {
         guard let format = options.format else { return Format.standard(for: platform) }
         guard format.platform == platform else {
             let fitting = platform == .ios ? "--format apns" : "--format fcm or adb"
-            var hint = ""
-            if case .event = options.selection {
-            } else {
-                hint = ", or --platform \(format.platform) for the latest \(PlatformOption.name(format.platform)) one"
-            }
+            let other = PlatformOption.name(format.platform)
+            let hint =
+                switch options.selection {
+                case .event: ""
+                case .thread, .task:
+                    options.all
+                        ? ", or --platform \(format.platform) for the \(other) ones only"
+                        : ", or --platform \(format.platform) for the latest \(other) one"
+                }
             throw UsageError(
                 "notification \(loaded.event.id) is an \(PlatformOption.name(platform)) notification: "
                     + "--format \(format) writes \(PlatformOption.name(format.platform)) ones; use \(fitting)\(hint)",

@@ -28,7 +28,8 @@ enum ReplayCommand: Command {
             .option("thread", "ID", "the thread to replay"),
             AsOfOption.spec,
             .option(
-                "platform", "PLATFORM", "push this platform's notifications (default: the thread's, when it has one)",
+                "platform", "PLATFORM",
+                "push this platform's notifications (default: the thread's, when they are all of one)",
                 completion: .choices(Platform.allCases.map(\.rawValue))),
             .option("device", "UDID", "iOS: the simulator to push to (default: booted)"),
             .option("bundle", "ID", "iOS: the app bundle id (default: each event's topic, else $PUSHTRAIL_BUNDLE)"),
