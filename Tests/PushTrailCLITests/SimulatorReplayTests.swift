@@ -318,6 +318,28 @@ struct SimulatorReplayTests {
         #expect(try standIn.sleeps() == ["2.5", "10"])
     }
 
+    @Test(
+        "a topic with a quote and a combining accent stays one word of the --dry-run script: no command runs from it")
+    func dryRunQuoteWithAccent() throws {
+        let dir = try TempDir()
+        // "'" then U+0301 is one Character, so a replace by Character finds no quote in it.
+        let topic = "com.x'\u{301}; echo INJECTED >&2; '"
+        let store = try R.ingest(
+            dir,
+            [
+                R.notification(
+                    "d1000000-0000-4000-8000-000000000001", at: "2026-11-20T08:00:00Z", task: 7, thread: "t",
+                    topic: topic)
+            ])
+        let r = CLI.run(store: store, ["replay", "--thread", "t", "--dry-run"])
+        #expect(r.status == 0, "\(r)")
+        let standIn = try StandIn()
+        let (status, errors) = try Self.sh(try dir.write("replay.sh", bytes: r.stdoutBytes), path: standIn.path)
+        #expect(status == 0, "\(errors)")
+        #expect(!errors.contains("INJECTED"), "\(errors)")
+        #expect(try standIn.calls().map(\.arguments) == [["simctl", "push", "booted", topic, "-"]])
+    }
+
     @Test("--speed and --max-gap 0 change the sleeps; --bundle replaces every topic")
     func dryRunTiming() throws {
         let dir = try TempDir()

@@ -304,6 +304,10 @@ enum ManpageCommand: Command {
             the bundle id for \\fBexport\\fR and \\fBreplay\\fR when neither \\fB\\-\\-bundle\\fR \
             nor the event's topic gives one
             .TP
+            .B PUSHTRAIL_PACKAGE
+            the app's package for \\fBexport \\-\\-format adb\\fR and Android \\fBreplay\\fR when neither \
+            \\fB\\-\\-package\\fR nor the message's restricted_package_name gives one
+            .TP
             .B NO_COLOR
             never colour the output
             .SH EXIT STATUS

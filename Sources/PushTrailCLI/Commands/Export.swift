@@ -7,35 +7,77 @@ import PushTrailStore
     import Darwin
 #endif
 
-/// `pushtrail export`: a stored notification as an `.apns` file for the iOS Simulator.
+/// `pushtrail export`: a stored notification as a file that reproduces it: an `.apns`
+/// file for the iOS Simulator; for Android, the FCM send body or an `adb` script.
 enum ExportCommand: Command {
     static let spec = CommandSpec(
         name: "export",
-        summary: "Write a notification as an .apns file to drag onto the iOS Simulator (or pipe to xcrun simctl push).",
+        summary: """
+            Write a notification as a file that reproduces it: .apns for the iOS Simulator, \
+            an FCM message or an adb script for Android.
+            """,
         usage: [
-            "export EVENT_ID [-o PATH] [--bundle ID]",
-            "export --thread ID [--at T] [-o PATH | --all --dir DIR] [--bundle ID]",
-            "export --task N [--at T] [-o PATH | --all --dir DIR] [--bundle ID]",
+            "export EVENT_ID [-o PATH] [--format FORMAT] [--bundle ID | --token T | --package P [--serial S]]",
+            "export --thread ID [--at T] [--platform PLATFORM] [-o PATH | --all --dir DIR] [--format FORMAT] …",
+            "export --task N [--at T] [--platform PLATFORM] [-o PATH | --all --dir DIR] [--format FORMAT] …",
         ],
         options: [
             .option("thread", "ID", "the latest notification of this thread (at or before --at)"),
             .option("task", "N", "the latest notification for this task (at or before --at)"),
             AsOfOption.spec,
             .option(
+                "platform", "PLATFORM", "with --thread or --task: the latest notification of this platform",
+                completion: .choices(Platform.allCases.map(\.rawValue))),
+            .option(
+                "format", "FORMAT",
+                "apns (iOS); fcm or adb (Android) (default: apns for iOS, fcm for Android)",
+                completion: .choices(Format.allCases.map(\.rawValue))),
+            .option(
                 "output", short: "o", "PATH",
-                "where to write (- for standard output; default <thread-or-task>-<seq>.apns)", completion: .file),
-            .option("bundle", "ID", "the app bundle id (default: the event's topic, else $PUSHTRAIL_BUNDLE)"),
+                "where to write (- for standard output; default <thread-or-task>-<seq>.apns, .fcm.json or .adb.sh)",
+                completion: .file),
+            .option("bundle", "ID", "apns: the app bundle id (default: the event's topic, else $PUSHTRAIL_BUNDLE)"),
+            .option("token", "T", "fcm: the test device's token to send to (default: a placeholder)"),
+            .option(
+                "package", "P",
+                "adb: the app's package (default: the message's restricted_package_name, else $PUSHTRAIL_PACKAGE)"),
+            .option("serial", "S", "adb: the emulator's serial, for adb -s (default: adb's choice)"),
             .flag("all", "every notification of the thread or task, as numbered files in --dir"),
             .option("dir", "DIR", "the folder for --all (created 0700 if missing)", completion: .directory),
             .flag("force", "overwrite existing files"),
         ],
         operands: "EVENT_ID",
         discussion: """
-            The file holds "Simulator Target Bundle" first, then the payload's keys in
-            their original order with their values exactly as ingested. simctl refuses
-            files over 4096 bytes and shows buttons only for categories the app
-            registers: such files are still written, with a warning.
+            apns: "Simulator Target Bundle" first, then the payload's keys in their
+            original order with their values exactly as ingested. simctl refuses files over
+            4096 bytes and shows buttons only for categories the app registers: such
+            files are still written, with a warning.
+            fcm: {"message": …}, the message as sent, for messages:send; its token is
+            replaced by --token, else by REPLACE_WITH_TEST_DEVICE_TOKEN (--show-tokens
+            keeps it). A message to a topic or condition is written as sent, with a warning.
+            adb: an sh script that broadcasts the message's data map to the app on an
+            emulator (adb root, a google_apis image) with a new google.message_id each run.
             """)
+
+    /// What a notification is written as.
+    enum Format: String, CaseIterable, Sendable {
+        case apns, fcm, adb
+
+        /// The platform whose notifications the format reproduces.
+        var platform: Platform { self == .apns ? .ios : .android }
+
+        /// The format a notification of `platform` gets without `--format`.
+        static func standard(for platform: Platform) -> Format { platform == .ios ? .apns : .fcm }
+
+        /// The default file name.
+        func fileName(stem: String, seq: UInt64, prefix: String = "") -> String {
+            switch self {
+            case .apns: SafeFileName.apns(stem: stem, seq: seq, prefix: prefix)
+            case .fcm: SafeFileName.fcm(stem: stem, seq: seq, prefix: prefix)
+            case .adb: SafeFileName.adb(stem: stem, seq: seq, prefix: prefix)
+            }
+        }
+    }
 
     /// What to export: one event by id, or the latest (or every) notification of a thread or task.
     enum Selection: Equatable, Sendable {
@@ -48,16 +90,30 @@ enum ExportCommand: Command {
     struct Options: Sendable {
         var selection: Selection
         var at: Horizon?
+        /// `--platform`: only notifications of this platform are candidates.
+        var platform: Platform?
+        /// nil: each notification's platform decides.
+        var format: Format?
         /// `-o`: a path, or `-` for standard output; nil for the default name.
         var output: String?
         var bundle: String?
+        var token: String?
+        var package: String?
+        var serial: String?
         /// `--all --dir DIR`: every notification, as numbered files in `dir`.
         var all: Bool
         var dir: String?
         var force: Bool
     }
 
-    /// Exactly one selection; `--all` only with `--dir`, without `-o`, for a thread or task; then `--at`.
+    /// The option that only one format takes, and that format.
+    static let formatOptions: [(option: String, format: Format)] = [
+        ("bundle", .apns), ("token", .fcm), ("package", .adb), ("serial", .adb),
+    ]
+
+    /// Exactly one selection; `--all` only with `--dir`, without `-o`, for a thread or task;
+    /// `--platform` with a thread or task; each format's options with that format (and
+    /// platform); then `--at`.
     static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
         let selectors = [
             arguments.operands.isEmpty ? nil : "EVENT_ID", arguments.value("thread").map { _ in "--thread" },
@@ -82,6 +138,38 @@ enum ExportCommand: Command {
             throw UsageError(
                 "--at goes with --thread or --task: an event id names one event already", command: "export")
         }
+        for option in ["token", "package", "serial"] where arguments.value(option)?.isEmpty == true {
+            throw UsageError("--\(option) needs a value, not an empty one", command: "export")
+        }
+        let platform = try PlatformOption.parse(arguments)
+        if platform != nil && !arguments.operands.isEmpty {
+            throw UsageError(
+                "--platform goes with --thread or --task: an event id names one notification already",
+                command: "export")
+        }
+        let format = try arguments.value("format").map { text in
+            guard let format = Format(rawValue: text) else {
+                throw UsageError("--format is apns, fcm or adb, not \(text)", command: "export")
+            }
+            return format
+        }
+        if let format, let platform, format.platform != platform {
+            throw UsageError(
+                "--format \(format) writes \(PlatformOption.name(format.platform)) notifications, "
+                    + "not the \(PlatformOption.name(platform)) ones --platform \(platform) picks",
+                command: "export")
+        }
+        for (option, only) in formatOptions where arguments.value(option) != nil {
+            if let format, format != only {
+                throw UsageError("--\(option) goes with --format \(only), not --format \(format)", command: "export")
+            }
+            if let platform, platform != only.platform {
+                throw UsageError(
+                    "--\(option) is for \(PlatformOption.name(only.platform)) notifications, "
+                        + "not the \(PlatformOption.name(platform)) ones --platform \(platform) picks",
+                    command: "export")
+            }
+        }
         let selection: Selection
         if let taskID = try TaskIDOption.parse(arguments) {
             selection = .task(taskID)
@@ -91,11 +179,13 @@ enum ExportCommand: Command {
             selection = .event(arguments.operands[0])
         }
         return Options(
-            selection: selection, at: try AsOfOption.parse(arguments, clock: clock), output: arguments.value("output"),
-            bundle: arguments.value("bundle"), all: all, dir: arguments.value("dir"), force: arguments.flag("force"))
+            selection: selection, at: try AsOfOption.parse(arguments, clock: clock), platform: platform,
+            format: format, output: arguments.value("output"), bundle: arguments.value("bundle"),
+            token: arguments.value("token"), package: arguments.value("package"), serial: arguments.value("serial"),
+            all: all, dir: arguments.value("dir"), force: arguments.flag("force"))
     }
 
-    /// Writes the chosen notification(s) as `.apns` files (or to standard output).
+    /// Writes the chosen notification(s) in their formats (or to standard output).
     static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
         let all = options.all
         let horizon = options.at
@@ -130,35 +220,104 @@ enum ExportCommand: Command {
             case .event:
                 preconditionFailure("an event id was handled above")
             }
-            let notifications = events.filter { $0.event.type == .notification }
+            let notifications = events.filter {
+                guard let n = $0.event.notification else { return false }
+                return options.platform.map { $0 == n.platform } ?? true
+            }
             guard let last = notifications.last else {
+                let kind = options.platform.map { "\(PlatformOption.name($0)) notification" } ?? "notification"
                 throw CommandError.notFound(
-                    "no notification for \(what)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
+                    "no \(kind) for \(what)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
             }
             return (all ? notifications : [last], stem)
         }
 
-        let bundle = try resolveBundle(options.bundle, context, chosen)
+        let formats = try chosen.map { try ExportCommand.format(of: $0, options) }
+        warnUnusedOptions(options, chosen, formats, context)
+        let bundle = try resolveBundle(options.bundle, context, zip(chosen, formats).filter { $1 == .apns }.map(\.0))
+        let package = try resolvePackage(options.package, context, zip(chosen, formats).filter { $1 == .adb }.map(\.0))
+        let recipient: FCMFile.Recipient =
+            options.token.map { .device($0) } ?? (arguments.flag("show-tokens") ? .asSent : .placeholder)
+        func bytes(_ loaded: LoadedEvent, _ format: Format, shownAs name: String) throws -> [UInt8] {
+            switch format {
+            case .apns: try payload(loaded, bundle: bundle(loaded)!, shownAs: name, context)
+            // A message's warnings are about the notification, not the file.
+            case .fcm: try sendBody(loaded, recipient: recipient, shownAs: notification(loaded), context)
+            case .adb:
+                try adbScript(
+                    loaded, package: package(loaded)!, serial: options.serial, shownAs: notification(loaded), context)
+            }
+        }
         if all {
             let dir = options.dir!
             try makeDirectory(dir)
             let width = max(2, String(chosen.count).count)
-            for (i, loaded) in chosen.enumerated() {
+            for (i, (loaded, format)) in zip(chosen, formats).enumerated() {
                 let number = String(i + 1)
                 let prefix = String(repeating: "0", count: width - number.count) + number + "-"
-                let name = SafeFileName.apns(stem: stem, seq: loaded.seq, prefix: prefix)
-                try write(loaded, bundle: bundle, to: dir + "/" + name, force: options.force, context)
+                let path = dir + "/" + format.fileName(stem: stem, seq: loaded.seq, prefix: prefix)
+                try write(try bytes(loaded, format, shownAs: path), to: path, force: options.force, context)
             }
             context.stderr.line("pushtrail: wrote \(chosen.count) file\(chosen.count == 1 ? "" : "s") to \(dir)")
             return ExitStatus.success
         }
-        let loaded = chosen[0]
-        let output = options.output ?? SafeFileName.apns(stem: stem, seq: loaded.seq)
-        try write(loaded, bundle: bundle, to: output, force: options.force, context)
+        let (loaded, format) = (chosen[0], formats[0])
+        let output = options.output ?? format.fileName(stem: stem, seq: loaded.seq)
+        let content = try bytes(loaded, format, shownAs: output == "-" ? "standard output" : output)
+        try write(content, to: output, force: options.force, context)
         if output != "-" {
             context.stderr.line("pushtrail: wrote \(output) (notification \(loaded.event.id), seq \(loaded.seq))")
         }
         return ExitStatus.success
+    }
+
+    /// `notification ID`, for messages.
+    static func notification(_ loaded: LoadedEvent) -> String { "notification \(Render.oneLine(loaded.event.id))" }
+
+    /// `--format`, else the one for the notification's platform; a format of the other
+    /// platform is a usage error that names the notification's.
+    static func format(of loaded: LoadedEvent, _ options: Options) throws -> Format {
+        let platform = loaded.event.notification?.platform ?? .ios
+        guard let format = options.format else { return Format.standard(for: platform) }
+        guard format.platform == platform else {
+            let fitting = platform == .ios ? "--format apns" : "--format fcm or adb"
+            let other = PlatformOption.name(format.platform)
+            let hint =
+                switch options.selection {
+                case .event: ""
+                case .thread, .task:
+                    options.all
+                        ? ", or --platform \(format.platform) for the \(other) ones only"
+                        : ", or --platform \(format.platform) for the latest \(other) one"
+                }
+            throw UsageError(
+                "notification \(loaded.event.id) is an \(PlatformOption.name(platform)) notification: "
+                    + "--format \(format) writes \(PlatformOption.name(format.platform)) ones; use \(fitting)\(hint)",
+                command: "export")
+        }
+        return format
+    }
+
+    /// A format's own option given when no chosen notification is written in that format
+    /// does nothing: say so (a script may pass --bundle for every export, whatever the
+    /// platform).
+    static func warnUnusedOptions(
+        _ options: Options, _ chosen: [LoadedEvent], _ formats: [Format], _ context: Context
+    ) {
+        let given: [(String, String?)] = [
+            ("bundle", options.bundle), ("token", options.token), ("package", options.package),
+            ("serial", options.serial),
+        ]
+        for (option, value) in given where value != nil {
+            let only = formatOptions.first { $0.option == option }!.format
+            guard !formats.contains(only) else { continue }
+            let platform = PlatformOption.name(chosen[0].event.notification?.platform ?? .ios)
+            let which =
+                chosen.count == 1
+                ? "\(notification(chosen[0])) is an \(platform) notification, written as \(formats[0])"
+                : "no notification is written as \(only)"
+            context.warn("--\(option) is for --format \(only), unused: \(which)")
+        }
     }
 
     /// `--bundle`, else the event's topic, else `$PUSHTRAIL_BUNDLE`, else a usage error.
@@ -177,12 +336,8 @@ enum ExportCommand: Command {
         return resolve
     }
 
-    /// Writes one notification's `.apns` bytes to `path` (`-`: standard output), replacing a file only when `force`.
-    static func write(
-        _ loaded: LoadedEvent, bundle: (LoadedEvent) -> String?, to path: String, force: Bool, _ context: Context
-    ) throws {
-        let bytes = try payload(
-            loaded, bundle: bundle(loaded)!, shownAs: path == "-" ? "standard output" : path, context)
+    /// Writes `bytes` to `path` (`-`: standard output), replacing a file only when `force`.
+    static func write(_ bytes: [UInt8], to path: String, force: Bool, _ context: Context) throws {
         if path == "-" {
             context.stdout.write(bytes: bytes)
             return
@@ -211,6 +366,92 @@ enum ExportCommand: Command {
             )
         }
         return bytes
+    }
+
+    // MARK: - Android
+
+    /// `--package`, else the message's `android.restricted_package_name`, else
+    /// `$PUSHTRAIL_PACKAGE`, else a usage error.
+    static func resolvePackage(
+        _ given: String?, _ context: Context, _ events: [LoadedEvent], command: String = "export"
+    ) throws -> (LoadedEvent) -> String? {
+        if let p = given, !p.isEmpty { return { _ in p } }
+        let fallback = context.variable("PUSHTRAIL_PACKAGE").flatMap { $0.isEmpty ? nil : $0 }
+        var packages: [UInt64: String] = [:]
+        for loaded in events {
+            let named = try FCMFile.dataMessage(event: loaded.stored.raw).restrictedPackageName
+            guard let package = named.flatMap({ $0.isEmpty ? nil : $0 }) ?? fallback else {
+                throw UsageError(
+                    "no package for notification \(loaded.event.id) (its message has no "
+                        + "android.restricted_package_name): pass --package P or set PUSHTRAIL_PACKAGE",
+                    command: command)
+            }
+            packages[loaded.seq] = package
+        }
+        return { packages[$0.seq] }
+    }
+
+    /// The FCM send body of an Android notification, warning on stderr (as `name`) when
+    /// the message went to a topic or condition and is written so.
+    static func sendBody(
+        _ loaded: LoadedEvent, recipient: FCMFile.Recipient, shownAs name: String, _ context: Context
+    ) throws -> [UInt8] {
+        let body = try FCMFile.sendBody(event: loaded.stored.raw, recipient: recipient, device: loaded.event.device)
+        if case .device = recipient { return body.bytes }
+        switch body.sentTo {
+        case .topic(let topic):
+            context.warn(
+                "\(name) went to topic \"\(Render.oneLine(topic))\": sending the file reaches every subscriber; "
+                    + "pass --token T to send it to one test device")
+        case .condition(let condition):
+            context.warn(
+                "\(name) went to the condition \"\(Render.oneLine(condition))\": sending the file reaches every "
+                    + "device it matches; pass --token T to send it to one test device")
+        case .token, .none: break
+        }
+        return body.bytes
+    }
+
+    /// The broadcast that delivers an Android notification's data map to `package` on an
+    /// emulator, warning on stderr (as `name`) where it differs from what FCM delivered.
+    /// `replay` sends the same broadcast.
+    static func broadcast(_ loaded: LoadedEvent, package: String, shownAs name: String, _ context: Context) throws
+        -> AndroidBroadcast
+    {
+        let message = try FCMFile.dataMessage(event: loaded.stored.raw)
+        let broadcast = AndroidBroadcast(
+            package: package, sender: message.project ?? AndroidBroadcast.defaultSender, data: message.data)
+        if broadcast.unpassable != nil {
+            throw CommandError.data(
+                "notification #\(loaded.seq) has a NUL character in its data map or package, "
+                    + "which no command line can pass")
+        }
+        for block in message.notificationBlocks {
+            context.warn(
+                "\(name) has \(block), which the system shows without buttons while the app is in the "
+                    + "background; the broadcast sends only the data map")
+        }
+        for key in message.nonStringKeys {
+            context.warn(
+                "\(name) has \(message.dataPath).\(Render.oneLine(key)), which is not a string (FCM refuses such "
+                    + "a send): the broadcast passes its JSON text")
+        }
+        return broadcast
+    }
+
+    /// The `sh` script that broadcasts an Android notification to an emulator with `adb`.
+    static func adbScript(
+        _ loaded: LoadedEvent, package: String, serial: String?, shownAs name: String, _ context: Context
+    ) throws -> [UInt8] {
+        let broadcast = try broadcast(loaded, package: package, shownAs: name, context)
+        let thread = loaded.event.threadID.map { ", thread \(Render.oneLine($0))" } ?? ""
+        var out = "#!/bin/sh\n"
+        out +=
+            "# pushtrail export: notification \(Render.oneLine(loaded.event.id)) (seq \(loaded.seq)\(thread)) "
+            + "for an Android emulator, as FCM delivers it\n"
+        for line in AndroidBroadcast.requirements { out += "# \(line)\n" }
+        out += broadcast.script(serial: serial, seq: loaded.seq)
+        return Array(out.utf8)
     }
 
     static func makeDirectory(_ dir: String) throws {

@@ -7,25 +7,34 @@ import PushTrailStore
     import Darwin
 #endif
 
-/// `pushtrail import`: record `.apns` files as notifications.
+/// `pushtrail import`: record `.apns` files, or FCM message files, as notifications.
 enum ImportCommand: Command {
     static let spec = CommandSpec(
         name: "import",
-        summary: "Record .apns files as notification events.",
-        usage: ["import FILE.apns… --user U [--at T] [--id UUID] [--topic BUNDLE]"],
+        summary: "Record .apns files (iOS) or FCM message files (Android) as notification events.",
+        usage: [
+            "import FILE.apns… --user U [--at T] [--id UUID] [--topic BUNDLE]",
+            "import FILE.json… --platform android --user U [--at T] [--id UUID] [--project P]",
+        ],
         options: [
             .option("user", "U", "the recipient user id (required)"),
             .option("at", "T", "when it was sent (default: the file's modification time)"),
-            .option("id", "UUID", "the apns-id (one file only; default: derived from content, user and time)"),
-            .option("topic", "BUNDLE", "the app bundle id (default: the file's \"Simulator Target Bundle\")"),
+            .option("id", "UUID", "the event id (one file only; default: derived from content, user and time)"),
+            .option(
+                "platform", "PLATFORM", "ios: .apns files (the default); android: FCM message files",
+                completion: .choices(Platform.allCases.map(\.rawValue))),
+            .option("topic", "BUNDLE", "iOS: the app bundle id (default: the file's \"Simulator Target Bundle\")"),
+            .option("project", "P", "Android: the Firebase project id the message was sent through"),
             OutputFormat.jsonFlag("print one {\"file\", \"id\", \"seq\", \"outcome\"} line per file"),
         ],
-        operands: "FILE.apns…",
+        operands: "FILE…",
         operandCompletion: .file,
         discussion: """
             The "Simulator Target Bundle" key becomes the event's topic and is not kept in
-            the payload. Without --id, importing the same file again (same content, user
-            and time) is a duplicate, not a second event.
+            the payload. An FCM message file holds the body posted to messages:send,
+            {"message": {…}}, or the message alone; the message becomes the payload.
+            Without --id, importing the same file again (same content, user and time) is
+            a duplicate, not a second event.
             """)
 
     /// What `import` was asked for, checked before the store is opened.
@@ -36,13 +45,31 @@ enum ImportCommand: Command {
         /// When it was sent; nil for each file's modification time.
         var at: Timestamp?
         var id: String?
+        var platform: Platform
+        /// iOS: the topic that wins over the file's bundle key.
         var topic: String?
+        /// Android: the Firebase project.
+        var project: String?
         var json: Bool
     }
 
-    /// Files, a user, `--id` only with one file, then `--at` (a time, not @SEQ).
+    /// Files, a user, `--id` only with one file, each platform's own option, then `--at`
+    /// (a time, not @SEQ).
     static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> Options {
-        guard !arguments.operands.isEmpty else { throw UsageError("name at least one .apns file", command: "import") }
+        let platform = try PlatformOption.parse(arguments) ?? .ios
+        guard !arguments.operands.isEmpty else {
+            throw UsageError(
+                platform == .ios ? "name at least one .apns file" : "name at least one FCM message file",
+                command: "import")
+        }
+        if platform == .android && arguments.value("topic") != nil {
+            throw UsageError(
+                "--topic is the bundle id of an iOS notification; an FCM message names its app itself",
+                command: "import")
+        }
+        if platform == .ios && arguments.value("project") != nil {
+            throw UsageError("--project goes with --platform android", command: "import")
+        }
         guard let user = arguments.value("user"), !user.isEmpty else {
             throw UsageError("--user is required: whose notification was it?", command: "import")
         }
@@ -53,7 +80,8 @@ enum ImportCommand: Command {
             do { return try TimeExpression.parseTime(text, now: clock()) } catch { throw UsageError("--at: \(error)") }
         }
         return Options(
-            files: arguments.operands, user: user, at: at, id: arguments.value("id"), topic: arguments.value("topic"),
+            files: arguments.operands, user: user, at: at, id: arguments.value("id"), platform: platform,
+            topic: arguments.value("topic"), project: arguments.value("project"),
             json: try OutputFormat.parse(arguments) == .json)
     }
 
@@ -73,7 +101,8 @@ enum ImportCommand: Command {
         for path in options.files {
             let contents: [UInt8]
             do {
-                contents = try readFile(path)
+                contents = try readFile(
+                    path, kind: options.platform == .ios ? "an .apns payload" : "an FCM message")
             } catch let error as CommandError where error.status == ExitStatus.dataError {
                 // One bad file does not stop the others.
                 fail(path, error)
@@ -83,12 +112,22 @@ enum ImportCommand: Command {
             let line: [UInt8]
             let event: Event
             do {
-                line = try APNSFile.eventLine(
-                    file: contents, user: user, at: when, id: options.id, topic: options.topic)
+                switch options.platform {
+                case .ios:
+                    line = try APNSFile.eventLine(
+                        file: contents, user: user, at: when, id: options.id, topic: options.topic)
+                case .android:
+                    line = try FCMFile.eventLine(
+                        file: contents, user: user, at: when, id: options.id, project: options.project)
+                }
                 var decoder = EventDecoder()
                 event = try decoder.decode(line)
             } catch {
-                fail(path, CommandError.data(InvalidEvent.from(error).reason))
+                var reason = InvalidEvent.from(error).reason
+                if options.platform == .ios && FCMFile.looksLikeMessage(contents) {
+                    reason = "this is an FCM message, not an APNs payload: import it with --platform android"
+                }
+                fail(path, CommandError.data(reason))
                 continue
             }
             let outcome = try store.append(
@@ -122,7 +161,8 @@ enum ImportCommand: Command {
         return status
     }
 
-    static func readFile(_ path: String) throws -> [UInt8] {
+    /// The file's bytes; over 1 MiB it is not `kind` (a payload is at most 64 KiB).
+    static func readFile(_ path: String, kind: String = "an .apns payload") throws -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw CommandError.io("cannot read \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -134,7 +174,7 @@ enum ImportCommand: Command {
             guard n >= 0 else { throw CommandError.io("cannot read \(path): \(String(cString: strerror(errno)))") }
             if n == 0 { break }
             out += chunk[0..<n]
-            if out.count > 1 << 20 { throw CommandError.data("over 1 MiB: not an .apns payload") }
+            if out.count > 1 << 20 { throw CommandError.data("over 1 MiB: not \(kind)") }
         }
         return out
     }

@@ -109,3 +109,20 @@ enum TaskIDOption {
         }
     }
 }
+
+/// `--platform ios|android`, for the commands that handle one platform's notifications
+/// at a time (`import`, `export`, `replay`).
+enum PlatformOption {
+    /// The platform `--platform` names, nil when absent; another name is a usage error.
+    static func parse(_ arguments: Arguments) throws -> Platform? {
+        try arguments.value("platform").map { text in
+            guard let platform = Platform(rawValue: text) else {
+                throw UsageError("--platform is ios or android, not \(text)", command: arguments.command)
+            }
+            return platform
+        }
+    }
+
+    /// The platform's name in prose: iOS, Android.
+    static func name(_ platform: Platform) -> String { platform == .ios ? "iOS" : "Android" }
+}

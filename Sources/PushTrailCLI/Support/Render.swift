@@ -111,16 +111,10 @@ enum Render {
     }
 
     /// `s` as one sh word: bare when plainly safe (unless `quoted`), else in single
-    /// quotes with each `'` written as `'\''`.
+    /// quotes with each `'` written as `'\''` (see `ShellQuote`, which finds every quote,
+    /// one followed by a combining mark too).
     static func shellWord(_ s: String, quoted: Bool = false) -> String {
-        let plain =
-            !s.isEmpty
-            && s.unicodeScalars.allSatisfy {
-                $0.isASCII
-                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0)
-                        || "-_.:/@+=,".unicodeScalars.contains($0))
-            }
-        return plain && !quoted ? s : "'" + s.replacingEvery("'", with: "'\\''") + "'"
+        quoted && ShellQuote.isPlain(s) ? "'" + s + "'" : ShellQuote.word(s)
     }
 
     /// Text made safe for one terminal line: control characters shown as symbols.

@@ -34,8 +34,7 @@ public enum APNSFile {
                     payload += json.compactText(k) + [UInt8(ascii: ":")] + json.compactText(v)
                 }
                 payload.append(UInt8(ascii: "}"))
-                let atText =
-                    at.microseconds % 1000 == 0 ? at.formatted(fractionDigits: 3) : at.formatted(fractionDigits: 6)
+                let atText = timeText(at)
                 let eventID = id ?? derivedID(contents: contents, user: user, at: atText)
                 var line = """
                     {\"type\":\"notification\",\"id\":\(JSONValue.quoted(eventID)),\"at\":\"\(atText)\",\
@@ -48,6 +47,11 @@ public enum APNSFile {
                 return Array(line.utf8) + payload + [UInt8(ascii: "}")]
             }
         }
+    }
+
+    /// An imported event's `at`: milliseconds, or microseconds when it has them.
+    public static func timeText(_ at: Timestamp) -> String {
+        at.microseconds % 1000 == 0 ? at.formatted(fractionDigits: 3) : at.formatted(fractionDigits: 6)
     }
 
     /// A UUID (version 8, name-based on SHA-256) from the file, user and time.
@@ -109,6 +113,16 @@ public enum SafeFileName {
     /// stays within 255 bytes and keeps its `-<seq>.apns` end.
     public static func apns(stem: String, seq: UInt64, prefix: String = "") -> String {
         named(stem: stem, tail: "-\(seq).apns", prefix: prefix)
+    }
+
+    /// `<stem>-<seq>.fcm.json`, cut as `apns` is.
+    public static func fcm(stem: String, seq: UInt64, prefix: String = "") -> String {
+        named(stem: stem, tail: "-\(seq).fcm.json", prefix: prefix)
+    }
+
+    /// `<stem>-<seq>.adb.sh`, cut as `apns` is.
+    public static func adb(stem: String, seq: UInt64, prefix: String = "") -> String {
+        named(stem: stem, tail: "-\(seq).adb.sh", prefix: prefix)
     }
 
     /// `prefix + stem + tail` with `stem` made safe and cut so the name stays within

@@ -74,6 +74,9 @@ struct Outcome: CustomStringConvertible {
     var stderr: String { String(decoding: stderrBytes, as: UTF8.self) }
     /// The non-empty lines of stderr.
     var stderrLines: [Substring] { stderr.split(separator: "\n") }
+    /// The first line of stderr, as a String (a Substring? beside a concatenation of
+    /// literals compares unequal).
+    var stderrFirstLine: String? { stderrLines.first.map(String.init) }
 
     /// stdout parsed as one JSON value.
     func json() throws -> JSON { try JSON.parse(stdoutBytes) }
@@ -476,6 +479,13 @@ enum Samples {
     static func apnsFiles() throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".apns") }.sorted()
             .map { directory + "/" + $0 }
+    }
+
+    /// The Android twins of the `.apns` files: FCM message files, in the same order.
+    static func androidFiles() throws -> [String] {
+        let android = directory + "/android"
+        return try FileManager.default.contentsOfDirectory(atPath: android).filter { $0.hasSuffix(".json") }.sorted()
+            .map { android + "/" + $0 }
     }
 }
 
