@@ -26,10 +26,15 @@ run() { printf '\n$ pushtrail %s\n' "$*"; "$bin" "$@"; }
 
 run ingest Samples/events.ndjson
 run import Samples/task_*.apns --user u_simulator --at 2026-11-29T12:00:00Z
+run import Samples/android/task_*.json --platform android --user u_emulator --at 2026-11-29T12:00:00Z
 run stats
 run task 1102 --at @61          # "I pressed complete and nothing happened": the task right after the press
 run audit --thread task-1109 || true   # "the buttons were wrong" (audit exits 1 when it finds something)
 run export 14557b3c-ed72-4565-89d3-91e6848930e4 -o -   # the notification as an .apns payload
+run thread task-1301            # Android: "there was no Mark In Progress button"
+# The same Android notification as an adb broadcast for an emulator (its first lines).
+printf '\n$ pushtrail export 57d84e5b-548b-4986-a627-9bc62d0e65fa --format adb -o - | head -4\n'
+"$bin" export 57d84e5b-548b-4986-a627-9bc62d0e65fa --format adb -o - | head -4 | cut -c1-160
 report="$out/task-1109.html"
 replay="$out/replay-task-1109.sh"
 run report --thread task-1109 -o "$report" --force   # the thread as the user saw it, for the ticket

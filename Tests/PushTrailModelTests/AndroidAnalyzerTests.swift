@@ -185,6 +185,10 @@ struct AndroidAnalyzerTests {
         let over = try A.findings([try A.android(A.n1, raw: ",\"pad\":\"\(fits)x\"")])
         #expect(over.map(\.code) == [.payloadTooLarge])
         #expect(over.first?.message == "notification n-0001 payload is 4097 bytes, over FCM's 4096-byte limit")
+        let apns = try A.findings([
+            try A.notification(A.n1, extra: ",\"pad\":\"" + String(repeating: "x", count: 4096) + "\"")
+        ])
+        #expect(apns.first?.message.hasSuffix("bytes, over APNs' 4096-byte limit") == true, "\(apns)")
     }
 
     @Test("delivery_failed and sent_after_unregistered name FCM for FCM's answers")

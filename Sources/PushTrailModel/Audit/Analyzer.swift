@@ -99,7 +99,8 @@ public struct Finding: Equatable, Sendable {
             let shown = found.map { "\"\($0)\"" } ?? "no thread-id"
             return "notification \(short(id)) has \(shown), expected \"task-\(taskID)\" for task \(taskID)"
         case .payloadSize(let bytes, let limit, let platform):
-            return "notification \(short(id)) payload is \(bytes) bytes, over \(platform.service)'s \(limit)-byte limit"
+            return "notification \(short(id)) payload is \(bytes) bytes, over \(platform.servicePossessive) "
+                + "\(limit)-byte limit"
         case .sentToDeadToken(let device, let sentAt, let gone):
             return
                 "notification \(short(id)) was sent to device \(tokens(device)) at \(sentAt), after "

@@ -84,6 +84,9 @@ public enum Platform: String, Sendable, CaseIterable, CustomStringConvertible {
 
     /// The push service's name, for messages.
     public var service: String { self == .ios ? "APNs" : "FCM" }
+
+    /// The push service's name as a possessive: "APNs'", "FCM's".
+    public var servicePossessive: String { self == .ios ? "APNs'" : "FCM's" }
 }
 
 /// A payload the backend emitted, with the parts pushtrail reads from it.
