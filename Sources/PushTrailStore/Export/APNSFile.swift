@@ -13,6 +13,36 @@ public enum APNSFile {
     public static func eventLine(
         file contents: [UInt8], user: String, at: Timestamp, id: String?, topic: String?
     ) throws -> [UInt8] {
+        try APNSFile.withJSON(contents) { json in
+            guard json.kind(0) == .object else { throw InvalidEvent("an .apns file must hold a JSON object") }
+            var bundle: String?
+            var payload: [UInt8] = [UInt8(ascii: "{")]
+            for (k, v) in json.members(0) {
+                if json.string(k) == bundleKey {
+                    bundle = json.string(v)
+                    continue
+                }
+                if payload.count > 1 { payload.append(UInt8(ascii: ",")) }
+                payload += json.compactText(k) + [UInt8(ascii: ":")] + json.compactText(v)
+            }
+            payload.append(UInt8(ascii: "}"))
+            let atText = timeText(at)
+            let eventID = id ?? derivedID(contents: contents, user: user, at: atText)
+            var line = """
+                {\"type\":\"notification\",\"id\":\(JSONValue.quoted(eventID)),\"at\":\"\(atText)\",\
+                \"user\":\(JSONValue.quoted(user))
+                """
+            if let t = topic ?? bundle.flatMap({ $0.isEmpty ? nil : $0 }) {
+                line += ",\"topic\":\(JSONValue.quoted(t))"
+            }
+            line += ",\"payload\":"
+            return Array(line.utf8) + payload + [UInt8(ascii: "}")]
+        }
+    }
+
+    /// Parses an imported file and lends its view to `body`; a file that is not JSON is
+    /// bad input whose reason says where.
+    static func withJSON<R>(_ contents: [UInt8], _ body: (JSONView) throws -> R) throws -> R {
         var tape = JSONTape()
         return try contents.withUnsafeBytes { bytes in
             do {
@@ -20,32 +50,7 @@ public enum APNSFile {
             } catch {
                 throw InvalidEvent("\(error)")
             }
-            return try tape.nodes.withUnsafeBufferPointer { nodes in
-                let json = JSONView(nodes: nodes, bytes: bytes)
-                guard json.kind(0) == .object else { throw InvalidEvent("an .apns file must hold a JSON object") }
-                var bundle: String?
-                var payload: [UInt8] = [UInt8(ascii: "{")]
-                for (k, v) in json.members(0) {
-                    if json.string(k) == bundleKey {
-                        bundle = json.string(v)
-                        continue
-                    }
-                    if payload.count > 1 { payload.append(UInt8(ascii: ",")) }
-                    payload += json.compactText(k) + [UInt8(ascii: ":")] + json.compactText(v)
-                }
-                payload.append(UInt8(ascii: "}"))
-                let atText = timeText(at)
-                let eventID = id ?? derivedID(contents: contents, user: user, at: atText)
-                var line = """
-                    {\"type\":\"notification\",\"id\":\(JSONValue.quoted(eventID)),\"at\":\"\(atText)\",\
-                    \"user\":\(JSONValue.quoted(user))
-                    """
-                if let t = topic ?? bundle.flatMap({ $0.isEmpty ? nil : $0 }) {
-                    line += ",\"topic\":\(JSONValue.quoted(t))"
-                }
-                line += ",\"payload\":"
-                return Array(line.utf8) + payload + [UInt8(ascii: "}")]
-            }
+            return try tape.nodes.withUnsafeBufferPointer { try body(JSONView(nodes: $0, bytes: bytes)) }
         }
     }
 

@@ -22,26 +22,17 @@ public enum FCMFile {
     public static func eventLine(
         file contents: [UInt8], user: String, at: Timestamp, id: String?, project: String?
     ) throws -> [UInt8] {
-        var tape = JSONTape()
-        return try contents.withUnsafeBytes { bytes in
-            do {
-                try tape.parse(bytes)
-            } catch {
-                throw InvalidEvent("\(error)")
-            }
-            return try tape.nodes.withUnsafeBufferPointer { nodes in
-                let json = JSONView(nodes: nodes, bytes: bytes)
-                let message = try FCMFile.message(in: json)
-                let atText = APNSFile.timeText(at)
-                let eventID = id ?? APNSFile.derivedID(contents: contents, user: user, at: atText)
-                var line = """
-                    {\"type\":\"notification\",\"id\":\(JSONValue.quoted(eventID)),\"at\":\"\(atText)\",\
-                    \"user\":\(JSONValue.quoted(user)),\"platform\":\"android\"
-                    """
-                if let project { line += ",\"project\":\(JSONValue.quoted(project))" }
-                line += ",\"payload\":"
-                return Array(line.utf8) + json.compactText(message) + [UInt8(ascii: "}")]
-            }
+        try APNSFile.withJSON(contents) { json in
+            let message = try FCMFile.message(in: json)
+            let atText = APNSFile.timeText(at)
+            let eventID = id ?? APNSFile.derivedID(contents: contents, user: user, at: atText)
+            var line = """
+                {\"type\":\"notification\",\"id\":\(JSONValue.quoted(eventID)),\"at\":\"\(atText)\",\
+                \"user\":\(JSONValue.quoted(user)),\"platform\":\"android\"
+                """
+            if let project { line += ",\"project\":\(JSONValue.quoted(project))" }
+            line += ",\"payload\":"
+            return Array(line.utf8) + json.compactText(message) + [UInt8(ascii: "}")]
         }
     }
 
