@@ -62,11 +62,7 @@ enum AuditCommand: Command {
         for f in findings { counts[f.code, default: 0] += 1 }
         let present = FindingCode.allCases.filter { counts[$0] != nil }
         if options.json {
-            context.stdout.line(
-                JSONValue.object([
-                    ("findings", .array(findings.map { Render.json($0, tokens: tokens) })),
-                    ("counts", .object(present.map { ($0.rawValue, .int(Int64(counts[$0]!))) })),
-                ]).serialized())
+            context.stdout.line(Presentation.audit(findings, tokens: tokens).serialized())
         } else {
             let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
             if findings.isEmpty {

@@ -29,7 +29,7 @@ enum HeadCommand: Command {
         let store = try context.openStore(arguments, create: false)
         let head = try store.read { try $0.head() }
         if options.json {
-            context.stdout.line(JSONValue.object([("seq", .uint(head.seq)), ("hash", .string(head.hex))]).serialized())
+            context.stdout.line(Presentation.head(head).serialized())
         } else {
             context.stdout.line("seq \(head.seq) \(head.hex)")
         }

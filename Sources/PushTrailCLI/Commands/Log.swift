@@ -119,11 +119,7 @@ enum LogCommand: Command {
             return
         }
         if format == .json {
-            context.stdout.line(
-                JSONValue.object([
-                    ("seq", .uint(loaded.seq)), ("recorded_at", .string(loaded.stored.recordedAt.description)),
-                    ("event", .raw(String(decoding: loaded.stored.raw, as: UTF8.self))),
-                ]).serialized())
+            context.stdout.line(Presentation.logLine(loaded.stored).serialized())
             return
         }
         let e = loaded.event

@@ -143,7 +143,8 @@ enum ReportCommand: Command {
         let appName = options.appName ?? lastPart(topic) ?? lastPart(package) ?? "App"
         let content = ReportContent(
             subject: subject, query: query.map { Render.shellWord($0) }.joined(separator: " "),
-            asOf: Render.asOf(horizon, head: head.seq), head: head, storePath: store.path, madeAt: context.clock(),
+            asOf: Presentation.asOf(horizon, head: head.seq), head: head, storePath: store.path,
+            madeAt: context.clock(),
             appName: appName, androidAppName: options.appName ?? lastPart(package) ?? appName,
             entries: entries,
             anchor: try Render.anchor(in: entries.filter(\.member).map(\.loaded), relativeTo: options.relativeTo),

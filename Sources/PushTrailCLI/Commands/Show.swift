@@ -35,12 +35,7 @@ enum ShowCommand: Command {
         }
         guard let stored = found else { throw CommandError.notFound("no event \(target) in \(store.path)") }
         if options.json {
-            context.stdout.line(
-                JSONValue.object([
-                    ("seq", .uint(stored.seq)), ("recorded_at", .string(stored.recordedAt.description)),
-                    ("hash", .string(SHA256.hex(stored.hash))),
-                    ("event", .raw(String(decoding: stored.raw, as: UTF8.self))),
-                ]).serialized())
+            context.stdout.line(Presentation.show(stored).serialized())
             return ExitStatus.success
         }
         let event = try stored.decode()

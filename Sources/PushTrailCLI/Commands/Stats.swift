@@ -25,18 +25,7 @@ enum StatsCommand: Command {
         let stats = try store.read { try $0.statistics() }
         let bytes = store.fileBytes
         if options.json {
-            context.stdout.line(
-                JSONValue.object([
-                    ("events", .uint(stats.events)),
-                    (
-                        "by_type",
-                        .object(EventType.allCases.map { ($0.description, .int(Int64(stats.byType[$0] ?? 0))) })
-                    ),
-                    ("tasks", .int(stats.tasks)), ("threads", .int(stats.threads)), ("users", .int(stats.users)),
-                    ("first_at", .string(stats.firstAt?.description)), ("last_at", .string(stats.lastAt?.description)),
-                    ("store_bytes", .int(bytes)),
-                    ("format", .int(Int64(stats.format))), ("dictionaries", .int(stats.dictionaries)),
-                ]).serialized())
+            context.stdout.line(Presentation.stats(stats, storeBytes: Int64(bytes)).serialized())
             return ExitStatus.success
         }
         let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))

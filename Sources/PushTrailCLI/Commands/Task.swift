@@ -47,7 +47,7 @@ enum TaskCommand: Command {
             try $0.taskReport(taskID, horizon: $1)
         }
         if options.json {
-            context.stdout.line(json(report, asOf: asOf, tokens: context.tokens(arguments)).serialized())
+            context.stdout.line(Presentation.task(report, asOf: asOf, tokens: context.tokens(arguments)).serialized())
             return ExitStatus.success
         }
         let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
@@ -87,37 +87,5 @@ enum TaskCommand: Command {
             }
         }
         return ExitStatus.success
-    }
-
-    static func json(_ report: TaskReport, asOf: String, tokens: (String) -> String) -> JSONValue {
-        let f = report.snapshot.fields
-        return .object([
-            ("task_id", .int(report.taskID)), ("state", .string(report.snapshot.state.rawValue)),
-            ("as_of", .string(asOf)),
-            (
-                "fields",
-                .object([
-                    ("task_name", .string(f.taskName)), ("residence_id", Render.json(f.residenceID)),
-                    ("residence_name", .string(f.residenceName)), ("due_date", Render.json(f.dueDate)),
-                    ("completions", .int(Int64(f.completions))),
-                ])
-            ),
-            (
-                "history",
-                .array(
-                    report.history.map { step in
-                        let e = step.loaded.event
-                        let a = e.actionResponse
-                        return .object([
-                            ("seq", .uint(step.loaded.seq)), ("id", .string(e.id)),
-                            ("type", .string(e.type.description)),
-                            ("at", .string(e.at.description)), ("action", .string(a?.action.rawValue)),
-                            ("outcome", .string(a?.outcome.rawValue)), ("from", .string(step.from.rawValue)),
-                            ("to", .string(step.to.rawValue)), ("finding", .string(step.findings.first?.code.rawValue)),
-                            ("findings", .array(step.findings.map { Render.json($0, tokens: tokens) })),
-                        ])
-                    })
-            ),
-        ])
     }
 }

@@ -52,7 +52,7 @@ enum ThreadCommand: Command {
             try $0.threadReport(threadID, horizon: $1)
         }
         if options.json {
-            context.stdout.line(json(report, asOf: asOf, tokens: context.tokens(arguments)).serialized())
+            context.stdout.line(Presentation.thread(report, asOf: asOf, tokens: context.tokens(arguments)).serialized())
             return ExitStatus.success
         }
         let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
@@ -88,29 +88,5 @@ enum ThreadCommand: Command {
             }
         }
         return ExitStatus.success
-    }
-
-    static func json(_ report: ThreadReport, asOf: String, tokens: (String) -> String) -> JSONValue {
-        .object([
-            ("thread_id", .string(report.threadID)), ("as_of", .string(asOf)),
-            (
-                "events",
-                .array(
-                    report.entries.map { entry in
-                        let e = entry.loaded.event
-                        var members: [(String, JSONValue)] = [
-                            ("seq", .uint(entry.loaded.seq)), ("id", .string(e.id)),
-                            ("type", .string(e.type.description)),
-                            ("at", .string(e.at.description)), ("user", .string(e.user)),
-                            ("task_id", entry.taskID.map { .int($0) } ?? .null),
-                            ("task_state", .string(entry.taskState?.rawValue)),
-                        ]
-                        members += Render.typeFields(e)
-                        members.append(("finding", .string(entry.findings.first?.code.rawValue)))
-                        members.append(("findings", .array(entry.findings.map { Render.json($0, tokens: tokens) })))
-                        return .object(members)
-                    })
-            ),
-        ])
     }
 }

@@ -111,7 +111,7 @@ extension Context {
         guard let report else {
             throw CommandError.notFound("\(missing)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
         }
-        return (report, Render.asOf(horizon, head: head))
+        return (report, Presentation.asOf(horizon, head: head))
     }
 
     /// How device tokens are shown: masked unless `--show-tokens`.

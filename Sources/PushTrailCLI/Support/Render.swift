@@ -3,58 +3,6 @@ import PushTrailStore
 
 /// Shared pieces of the human and JSON views of events.
 enum Render {
-    static func json(_ value: FieldValue?) -> JSONValue {
-        switch value {
-        case .none: .null
-        case .string(let s)?: .string(s)
-        case .json(let j)?: .raw(j)
-        }
-    }
-
-    static func json(_ f: Finding, tokens: (String) -> String) -> JSONValue {
-        .object([
-            ("code", .string(f.code.rawValue)), ("seq", .uint(f.seq)), ("id", .string(f.id)),
-            ("task_id", f.taskID.map { .int($0) } ?? .null), ("at", .string(f.at.description)),
-            ("message", .string(f.message(tokens: tokens))),
-        ])
-    }
-
-    /// `as_of`: the time asked for, `@N` for a seq horizon, or `@HEAD` (everything the
-    /// store knew when asked) without one.
-    static func asOf(_ horizon: Horizon?, head: UInt64) -> String {
-        switch horizon {
-        case .time(let t)?: t.description
-        case .sequence(let n)?: "@\(min(n, head))"
-        case nil: "@\(head)"
-        }
-    }
-
-    /// The per-type fields of an event for `thread --json`.
-    static func typeFields(_ event: Event) -> [(String, JSONValue)] {
-        switch event.body {
-        case .notification(let n):
-            return [
-                ("platform", .string(n.platform.rawValue)),
-                ("category", .string(n.category)), ("notification_type", .string(n.notificationType)),
-                ("title", .string(n.title)), ("subtitle", .string(n.subtitle)), ("body", .string(n.body)),
-                ("buttons", .array(n.shownButtons.map(JSONValue.string))),
-                ("button_types", n.buttons.map { .array($0.map(JSONValue.string)) } ?? .null),
-                ("is_premium", n.isPremium.map(JSONValue.bool) ?? .null),
-            ]
-        case .action(let a):
-            return [
-                ("action", .string(a.action.rawValue)), ("outcome", .string(a.outcome.rawValue)),
-                ("notification_id", .string(a.notificationID)), ("http_status", .int(a.httpStatus)),
-                ("error", .string(a.error)),
-            ]
-        case .delivery(let d):
-            return [
-                ("notification_id", .string(d.notificationID)), ("status", .int(d.status)),
-                ("reason", .string(d.reason)), ("message_id", .string(d.messageID)),
-            ]
-        }
-    }
-
     /// One line describing what happened, for timelines. A notification names its
     /// platform and the buttons it showed; on Android, those the user never saw too
     /// (past Android's three, or all of a notification message's).
