@@ -47,6 +47,11 @@ let package = Package(
             pkgConfig: "libzstd",
             providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
         ),
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
+        ),
         .target(name: "LMDBKit", dependencies: ["CLMDB"], swiftSettings: leanModules),
         // Pure: events, their rules, time, the task fold and the audit. No LMDB and no
         // system library, so the compiler keeps I/O out of it.
@@ -61,6 +66,13 @@ let package = Package(
             swiftSettings: leanModules,
             linkerSettings: staticStdlib
         ),
+        // The HTTP server. Linked dynamically: Debian's libmicrohttpd needs GnuTLS,
+        // whose p11-kit and libunistring ship no static archives, and the command line
+        // stays a static executable that starts fast (docs/DESIGN.md).
+        .target(
+            name: "PushTrailServer", dependencies: ["PushTrailModel", "PushTrailStore", "CMicroHTTPD"],
+            swiftSettings: leanModules),
+        .executableTarget(name: "pushtrail-server", dependencies: ["PushTrailServer"], swiftSettings: leanModules),
         .executableTarget(
             name: "pushtrail-gen",
             swiftSettings: leanModules,
@@ -73,5 +85,8 @@ let package = Package(
             name: "PushTrailStoreTests", dependencies: ["PushTrailStore", "PushTrailModel", "TestSupport", "LMDBKit"]),
         .testTarget(
             name: "PushTrailCLITests", dependencies: ["PushTrailCLI", "PushTrailStore", "PushTrailModel", "LMDBKit"]),
+        .testTarget(
+            name: "PushTrailServerTests",
+            dependencies: ["PushTrailServer", "PushTrailCLI", "PushTrailStore", "PushTrailModel"]),
     ]
 )

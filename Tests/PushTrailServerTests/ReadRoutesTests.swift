@@ -1,0 +1,161 @@
+import Foundation
+import PushTrailCLI
+import PushTrailModel
+import PushTrailServer
+import PushTrailStore
+import Testing
+
+/// The read routes against the real libmicrohttpd on a loopback port, spoken to with
+/// curl: every answer must be byte for byte what the CLI's `--json` prints for the same
+/// question, and errors must be the documented statuses with a JSON reason.
+@Suite("pushtrail-server: the read routes answer with the CLI's JSON")
+final class ReadRoutesTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    /// 2026-12-01T09:30:00Z, for `now` and relative times, on both sides.
+    static let now = Timestamp(microseconds: 1_796_117_400_000_000)
+
+    let dir: String
+    let store: Store
+    let server: HTTPServer
+    let lines = LogLines()
+
+    final class LogLines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [String] = []
+        func append(_ line: String) { lock.withLock { lines.append(line) } }
+        var all: [String] { lock.withLock { lines } }
+    }
+
+    init() throws {
+        dir = NSTemporaryDirectory() + "pushtrail-server-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let ingest = Self.cli(["--store", dir + "/store", "ingest", Self.root.path + "/Samples/events.ndjson"])
+        guard ingest.status == 0 else { throw CLIFailure(description: "ingest: \(ingest.stderr)") }
+        store = try Store(path: dir + "/store", create: false)
+        let routes = Routes(store: store, clock: { ReadRoutesTests.now })
+        let log = lines
+        server = HTTPServer(handler: { routes.answer($0) }, log: { log.append($0) })
+        try server.start(host: "127.0.0.1", port: 0)
+    }
+
+    deinit {
+        server.stop()
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    struct CLIFailure: Error, CustomStringConvertible { let description: String }
+
+    /// Runs the CLI in-process.
+    static func cli(_ argv: [String]) -> (status: Int32, stdout: [UInt8], stderr: String) {
+        let out = OutputStream()
+        let err = OutputStream()
+        let context = Context(stdout: out, stderr: err, environment: [:], clock: { now }, stdinIsTerminal: false)
+        let status = PushTrail.main(argv, context: context)
+        return (status, out.captured, String(decoding: err.captured, as: UTF8.self))
+    }
+
+    /// `curl` of `path` on the server: status and body.
+    func get(_ path: String, method: String = "GET") throws -> (status: Int, body: [UInt8]) {
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        curl.arguments = [
+            "curl", "-s", "-g", "-X", method, "-o", "-", "-w", "\n%{http_code}", "--max-time", "10",
+            "http://127.0.0.1:\(server.port)\(path)",
+        ]
+        let pipe = Pipe()
+        curl.standardOutput = pipe
+        try curl.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        curl.waitUntilExit()
+        var bytes = [UInt8](data)
+        guard let cut = bytes.lastIndex(of: UInt8(ascii: "\n")) else { throw CLIFailure(description: "no status") }
+        let status = Int(String(decoding: bytes[(cut + 1)...], as: UTF8.self)) ?? -1
+        bytes.removeSubrange(cut...)
+        return (status, bytes)
+    }
+
+    static var haveCurl: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") }
+
+    @Test(
+        "every task and thread of the sample, and a spread of at values, equal task/thread --json",
+        .enabled(if: haveCurl))
+    func equivalence() throws {
+        let stats = Self.cli(["--store", dir + "/store", "stats", "--json"])
+        #expect(stats.status == 0)
+        var tasks: Set<Int64> = []
+        var threads: Set<String> = []
+        try store.read { reader in
+            try reader.log(LogQuery()) { loaded in
+                if let t = loaded.event.taskID { tasks.insert(t) }
+                if let th = loaded.event.threadID { threads.insert(th) }
+                return true
+            }
+        }
+        #expect(tasks.count >= 19 && threads.count >= 19)
+        let ats: [String?] = [nil, "@61", "@200", "2026-11-10", "2026-11-20T08:00:00.500Z", "-30d", "now", "@1"]
+        var compared = 0
+        for at in ats {
+            let query =
+                at.map { "?at=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? ""
+            let atArgs = at.map { ["--at", $0] } ?? []
+            for task in tasks.sorted() {
+                let cli = Self.cli(["--store", dir + "/store", "task", String(task), "--json"] + atArgs)
+                let http = try get("/v1/tasks/\(task)\(query)")
+                if cli.status == 0 {
+                    #expect(http.status == 200, "task \(task) at \(at ?? "-")")
+                    #expect(http.body == cli.stdout, "task \(task) at \(at ?? "-")")
+                    compared += 1
+                } else {
+                    #expect(cli.status == 1 && http.status == 404, "task \(task) at \(at ?? "-"): \(http.status)")
+                }
+            }
+            for thread in threads.sorted() {
+                let path = thread.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? thread
+                let cli = Self.cli(["--store", dir + "/store", "thread", thread, "--json"] + atArgs)
+                let http = try get("/v1/threads/\(path)\(query)")
+                if cli.status == 0 {
+                    #expect(http.status == 200 && http.body == cli.stdout, "thread \(thread) at \(at ?? "-")")
+                    compared += 1
+                } else {
+                    #expect(cli.status == 1 && http.status == 404, "thread \(thread) at \(at ?? "-")")
+                }
+            }
+        }
+        #expect(compared > 150)
+        for (route, argv) in [("/v1/head", ["head", "--json"]), ("/v1/stats", ["stats", "--json"])] {
+            let http = try get(route)
+            #expect(http.status == 200)
+            #expect(http.body == Self.cli(["--store", dir + "/store"] + argv).stdout, "\(route)")
+        }
+    }
+
+    @Test(
+        "errors: 404 and 400 with a JSON reason, 405 for other methods; /healthz; one log line each",
+        .enabled(if: haveCurl))
+    func errors() throws {
+        func reason(_ body: [UInt8]) -> String {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { return "" }
+            return object["error"] as? String ?? ""
+        }
+        let health = try get("/healthz")
+        #expect(health.status == 200 && health.body == Array("ok\n".utf8))
+        let missing = try get("/v1/tasks/999999")
+        #expect(missing.status == 404 && reason(missing.body) == "no events for task 999999")
+        let early = try get("/v1/tasks/1102?at=@1")
+        #expect(early.status == 404 && reason(early.body) == "no events for task 1102 at or before at")
+        let bad = try get("/v1/tasks/abc")
+        #expect(bad.status == 400 && reason(bad.body) == "a task id is an integer, not abc")
+        let badAt = try get("/v1/threads/task-1102?at=yesterday")
+        #expect(badAt.status == 400 && reason(badAt.body).hasPrefix("at: \"yesterday\" is not a time"))
+        #expect(try get("/v1/threads/..%2F..%2Fetc").status == 404)
+        #expect(try get("/nope").status == 404)
+        #expect(try get("/v1/head", method: "DELETE").status == 405)
+        #expect(try get("/v1/head", method: "POST").status == 405)
+        // One access-log line per request, with the route template, never the path or query.
+        let log = lines.all
+        #expect(log.count == 9, "\(log)")
+        #expect(log.contains { $0.hasPrefix("GET /v1/tasks/{id} 404 ") })
+        #expect(!log.contains { $0.contains("1102") || $0.contains("yesterday") || $0.contains("etc") }, "\(log)")
+    }
+}
