@@ -94,7 +94,13 @@ public final class HTTPServer: @unchecked Sendable {
     /// Per request: when it started, for the access log's duration.
     final class RequestState {
         let started: UInt64
-        init(started: UInt64) { self.started = started }
+        /// `Content-Length` and chunked `Transfer-Encoding` both: the length of the body
+        /// is ambiguous (request smuggling), so the request is refused.
+        let ambiguousLength: Bool
+        init(started: UInt64, ambiguousLength: Bool) {
+            self.started = started
+            self.ambiguousLength = ambiguousLength
+        }
     }
 
     static let access: MHD_AccessHandlerCallback = { cls, connection, url, method, _, _, uploadSize, state in
@@ -102,7 +108,12 @@ public final class HTTPServer: @unchecked Sendable {
         let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
         if state.pointee == nil {
             // The first call, with the headers only: answer on a later one.
-            state.pointee = Unmanaged.passRetained(RequestState(started: monotonicNanoseconds())).toOpaque()
+            let ambiguous =
+                MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") != nil
+                && MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil
+            state.pointee = Unmanaged.passRetained(
+                RequestState(started: monotonicNanoseconds(), ambiguousLength: ambiguous)
+            ).toOpaque()
             return .YES
         }
         if uploadSize.pointee > 0 {
@@ -113,9 +124,16 @@ public final class HTTPServer: @unchecked Sendable {
         let request = HTTPRequest(
             method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
             query: queryArguments(connection))
-        let response = server.handler(request)
-        let started = Unmanaged<RequestState>.fromOpaque(state.pointee!).takeUnretainedValue().started
-        return server.send(response, request: request, on: connection, started: started)
+        let requestState = Unmanaged<RequestState>.fromOpaque(state.pointee!).takeUnretainedValue()
+        let response =
+            requestState.ambiguousLength
+            ? HTTPResponse(
+                status: 400, contentType: "application/json",
+                body: Array(
+                    #"{"error":"a request may not have both Content-Length and Transfer-Encoding"}"#.utf8 + [10]),
+                route: "(refused)")
+            : server.handler(request)
+        return server.send(response, request: request, on: connection, started: requestState.started)
     }
 
     static let completed: MHD_RequestCompletedCallback = { _, _, state, _ in
