@@ -60,6 +60,8 @@ public struct Routes: Sendable {
             return ("/v1/tasks/{id}", Handler { try task(parts[3], $0) })
         case 4 where parts[1] == "v1" && parts[2] == "threads" && !parts[3].isEmpty:
             return ("/v1/threads/{id}", Handler { try thread(parts[3], $0) })
+        case 4 where parts[1] == "v1" && parts[2] == "events" && !parts[3].isEmpty:
+            return ("/v1/events/{id}", Handler { _ in try event(parts[3]) })
         default:
             return ("(unknown)", Handler { _ in throw Failure(status: 404, message: "no such route") })
         }
@@ -86,6 +88,16 @@ public struct Routes: Sendable {
                     $0, asOf: Presentation.asOf(horizon, head: try reader.head().seq), tokens: Routes.mask)
             }
         }
+    }
+
+    /// `show --json`: an event by id (a notification's in any case) or `@SEQ`.
+    func event(_ target: String) throws -> [UInt8] {
+        let found: StoredEvent? = try store.read { reader in
+            if target.hasPrefix("@"), let seq = UInt64(target.dropFirst()) { return try reader.event(seq: seq) }
+            return try reader.seq(forID: target).flatMap { try reader.event(seq: $0) }
+        }
+        guard let found else { throw Failure(status: 404, message: "no event \(MessageText.shown(target))") }
+        return json(Presentation.show(found))
     }
 
     /// A report's JSON, or 404 saying what is missing (as the CLI says it).

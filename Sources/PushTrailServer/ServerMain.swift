@@ -16,7 +16,8 @@ public enum ServerMain {
 
         Serves the store's read API over HTTP until SIGTERM or SIGINT (docs/SERVE.md):
         GET /healthz, /v1/head, /v1/stats, /v1/tasks/{id}?at=T, /v1/threads/{id}?at=T,
-        each answering with exactly what the CLI's --json prints.
+        /v1/events/{id} and /v1/events/@{seq}, each answering with exactly what the CLI's
+        --json prints.
 
         options:
           --store DIR         the store (default $PUSHTRAIL_STORE, else ./pushtrail.lmdb)

@@ -152,6 +152,22 @@ final class ReadRoutesTests {
             }
         }
         #expect(compared > 150)
+        // Every event by seq, and by id (a notification's also upper-cased).
+        var events = 0
+        try store.read { reader in
+            for seq in 1...(try reader.head().seq) {
+                guard let stored = try reader.event(seq: seq) else { continue }
+                let id = try stored.decode().id
+                let cli = Self.cli(["--store", dir + "/store", "show", "@\(seq)", "--json"])
+                #expect(try get("/v1/events/@\(seq)").body == cli.stdout, "@\(seq)")
+                let path = id.uppercased().addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? id
+                if stored.type == .notification { #expect(try get("/v1/events/\(path)").body == cli.stdout, "\(id)") }
+                events += 1
+            }
+        }
+        #expect(events == 224)
+        #expect(try get("/v1/events/no-such-id").status == 404)
+        #expect(try get("/v1/events/@999999").status == 404)
         for (route, argv) in [("/v1/head", ["head", "--json"]), ("/v1/stats", ["stats", "--json"])] {
             let http = try get(route)
             #expect(http.status == 200)
