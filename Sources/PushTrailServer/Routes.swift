@@ -48,6 +48,8 @@ public struct Routes: Sendable {
             return ("/healthz", Handler(contentType: "text/plain; charset=utf-8") { _ in Array("ok\n".utf8) })
         case 3 where parts[1] == "v1" && parts[2] == "head":
             return ("/v1/head", Handler { _ in try json(store.read { Presentation.head(try $0.head()) }) })
+        case 3 where parts[1] == "v1" && parts[2] == "audit":
+            return ("/v1/audit", Handler { try audit($0) })
         case 3 where parts[1] == "v1" && parts[2] == "stats":
             return (
                 "/v1/stats",
@@ -87,6 +89,32 @@ public struct Routes: Sendable {
                 Presentation.thread(
                     $0, asOf: Presentation.asOf(horizon, head: try reader.head().seq), tokens: Routes.mask)
             }
+        }
+    }
+
+    /// `audit --json` for the `log` filters (named as the command line's options, with
+    /// `_` for `-`) and `code` (comma-separated): 200 whether or not there are findings.
+    func audit(_ request: HTTPRequest) throws -> [UInt8] {
+        let query = try filters(request)
+        var codes = Set<FindingCode>()
+        for c in (request.query["code"] ?? "").split(separator: ",") {
+            guard let code = FindingCode(rawValue: String(c)) else {
+                let known = FindingCode.allCases.map(\.rawValue).joined(separator: ", ")
+                throw Failure(
+                    status: 400, message: "unknown --code \(MessageText.shown(String(c))); codes are \(known)")
+            }
+            codes.insert(code)
+        }
+        let findings = try store.read { try $0.audit(query, codes: codes) }
+        return json(Presentation.audit(findings, tokens: Routes.mask))
+    }
+
+    /// The `log` filters of a request.
+    func filters(_ request: HTTPRequest) throws -> LogQuery {
+        do throws(LogQuery.Invalid) {
+            return try LogQuery.parse({ request.query[String($0.map { $0 == "-" ? "_" : $0 })] }, now: clock())
+        } catch {
+            throw Failure(status: 400, message: error.description)
         }
     }
 

@@ -16,7 +16,7 @@ public enum ServerMain {
 
         Serves the store's read API over HTTP until SIGTERM or SIGINT (docs/SERVE.md):
         GET /healthz, /v1/head, /v1/stats, /v1/tasks/{id}?at=T, /v1/threads/{id}?at=T,
-        /v1/events/{id} and /v1/events/@{seq}, each answering with exactly what the CLI's
+        /v1/events/{id}, /v1/events/@{seq} and /v1/audit?filters, each answering with exactly what the CLI's
         --json prints.
 
         options:

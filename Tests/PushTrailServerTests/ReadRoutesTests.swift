@@ -168,6 +168,23 @@ final class ReadRoutesTests {
         #expect(events == 224)
         #expect(try get("/v1/events/no-such-id").status == 404)
         #expect(try get("/v1/events/@999999").status == 404)
+        // The audit, whole and filtered, as audit --json prints it (the CLI exits 1 with findings).
+        let audits: [([String], String)] = [
+            ([], ""), (["--task", "1102"], "task=1102"), (["--thread", "task-1301"], "thread=task-1301"),
+            (["--user", "u_hana"], "user=u_hana"), (["--type", "delivery"], "type=delivery"),
+            (["--category", "TASK_ACTIONABLE"], "category=TASK_ACTIONABLE"),
+            (["--notification-type", "task_overdue"], "notification_type=task_overdue"),
+            (["--since", "2026-11-20", "--until", "@210"], "since=2026-11-20&until=%40210"),
+            (["--code", "too_many_actions", "--code", "delivery_failed"], "code=too_many_actions,delivery_failed"),
+            (["--grep", "gutters"], "grep=GUTTERS"), (["--user", "nobody"], "user=nobody"),
+        ]
+        for (argv, query) in audits {
+            let cliArgv = argv.map { $0 == "gutters" ? "GUTTERS" : $0 }
+            let cli = Self.cli(["--store", dir + "/store", "audit", "--json"] + cliArgv)
+            #expect(cli.status == 0 || cli.status == 1)
+            let http = try get("/v1/audit?" + query)
+            #expect(http.status == 200 && http.body == cli.stdout, "audit \(query)")
+        }
         for (route, argv) in [("/v1/head", ["head", "--json"]), ("/v1/stats", ["stats", "--json"])] {
             let http = try get(route)
             #expect(http.status == 200)
@@ -195,6 +212,10 @@ final class ReadRoutesTests {
         #expect(badAt.status == 400 && reason(badAt.body).hasPrefix("at: \"yesterday\" is not a time"))
         #expect(try get("/v1/threads/..%2F..%2Fetc").status == 404)
         #expect(try get("/nope").status == 404)
+        let badCode = try get("/v1/audit?code=nope")
+        #expect(badCode.status == 400 && reason(badCode.body).hasPrefix("unknown --code nope; codes are "))
+        let badTask = try get("/v1/audit?task=x")
+        #expect(badTask.status == 400 && reason(badTask.body) == "--task takes an integer task id, not x")
         #expect(try get("/v1/head", method: "DELETE").status == 405)
         #expect(try get("/v1/head", method: "POST").status == 405)
         // Both a length and chunked encoding: refused, whatever the route.
@@ -210,7 +231,7 @@ final class ReadRoutesTests {
         #expect(try get("/healthz").status == 200)
         // One access-log line per request, with the route template, never the path or query.
         let log = lines.all
-        #expect(log.count == 11, "\(log)")
+        #expect(log.count == 13, "\(log)")
         #expect(log.contains { $0.hasPrefix("GET /v1/tasks/{id} 404 ") })
         #expect(!log.contains { $0.contains("1102") || $0.contains("yesterday") || $0.contains("etc") }, "\(log)")
     }

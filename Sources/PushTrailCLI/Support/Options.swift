@@ -74,26 +74,11 @@ enum LogFilters {
 
     /// The query the filters describe; a bad task id, type or time is a usage error.
     static func parse(_ arguments: Arguments, clock: () -> Timestamp) throws -> LogQuery {
-        var q = LogQuery()
-        q.user = arguments.value("user")
-        if let t = arguments.value("task") {
-            guard let n = Int64(t) else { throw UsageError("--task takes an integer task id, not \(t)") }
-            q.taskID = n
+        do {
+            return try LogQuery.parse({ arguments.value($0) }, now: clock())
+        } catch {
+            throw UsageError(error.description)
         }
-        q.threadID = arguments.value("thread")
-        if let t = arguments.value("type") {
-            guard let type = EventType(name: t) else {
-                throw UsageError("--type is notification, action or delivery, not \(t)")
-            }
-            q.type = type
-        }
-        q.category = arguments.value("category")
-        q.notificationType = arguments.value("notification-type")
-        q.residence = arguments.value("residence")
-        q.since = try TimeOption.horizon(arguments, "since", clock: clock)
-        q.until = try TimeOption.horizon(arguments, "until", clock: clock)
-        q.grep = arguments.value("grep")
-        return q
     }
 }
 

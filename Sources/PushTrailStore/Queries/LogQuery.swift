@@ -16,6 +16,51 @@ public struct LogQuery: Sendable {
 
     public init() {}
 
+    /// A filter that cannot be read: the one-line message both the command line and the
+    /// server give for it.
+    public struct Invalid: Error, Equatable, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The filter names, as the command line's options spell them.
+    public static let filterNames = [
+        "user", "task", "thread", "type", "category", "notification-type", "residence", "since", "until", "grep",
+    ]
+
+    /// The query that named filters describe (`value` gives a filter's text, by its name
+    /// in `filterNames`); relative times count from `now`. A bad task id, type or time
+    /// is `Invalid`, worded as the command line's usage error.
+    public static func parse(_ value: (String) -> String?, now: Timestamp) throws(Invalid) -> LogQuery {
+        var q = LogQuery()
+        q.user = value("user")
+        if let t = value("task") {
+            guard let n = Int64(t) else { throw Invalid(description: "--task takes an integer task id, not \(t)") }
+            q.taskID = n
+        }
+        q.threadID = value("thread")
+        if let t = value("type") {
+            guard let type = EventType(name: t) else {
+                throw Invalid(description: "--type is notification, action or delivery, not \(t)")
+            }
+            q.type = type
+        }
+        q.category = value("category")
+        q.notificationType = value("notification-type")
+        q.residence = value("residence")
+        func time(_ name: String) throws(Invalid) -> Horizon? {
+            guard let text = value(name) else { return nil }
+            do {
+                return try TimeExpression.parse(text, now: now)
+            } catch {
+                throw Invalid(description: "--\(name): \(error)")
+            }
+        }
+        q.since = try time("since")
+        q.until = try time("until")
+        q.grep = value("grep")
+        return q
+    }
+
     /// Whether the query names what an index can answer directly (otherwise it walks
     /// the whole timeline).
     public var hasIndexedFilter: Bool { threadID != nil || taskID != nil || user != nil }
