@@ -46,8 +46,14 @@ enum ShowCommand: Command {
         ]
         // Where the event sits in its task's story, and its findings: the same timeline
         // analysis `thread` runs, so a delivery's findings show too.
-        let entry = try store.read { reader in
-            try reader.timeline([LoadedEvent(stored: stored, event: event)], horizon: nil).first
+        // For a delivery, the service that answered: the one its notification went
+        // through, when stored (in the same snapshot).
+        let (entry, answeredBy) = try store.read { reader in
+            let entry = try reader.timeline([LoadedEvent(stored: stored, event: event)], horizon: nil).first
+            let answeredBy = try event.delivery.flatMap { d in
+                try reader.seq(forID: d.notificationID).flatMap { try reader.event(seq: $0) }
+            }.flatMap { try? $0.decode().notification?.platform }
+            return (entry, answeredBy)
         }
         if let entry, let taskID = entry.taskID {
             rows.append(("task", String(taskID)))
@@ -60,11 +66,7 @@ enum ShowCommand: Command {
         if let n = event.notification { rows.insert(("platform", n.platform.rawValue), at: 4) }
         if let thread = event.threadID { rows.append(("thread", thread)) }
         if let d = event.delivery {
-            // The service that answered: the one its notification went through, when stored.
-            let platform =
-                try store.read { reader in
-                    try reader.seq(forID: d.notificationID).flatMap { try reader.event(seq: $0) }
-                }.flatMap { try? $0.decode().notification?.platform } ?? d.impliedPlatform
+            let platform = answeredBy ?? d.impliedPlatform
             let answer = "\(platform.service) \(d.status) \(d.reason ?? (d.status == 200 ? "accepted" : ""))"
             rows.append(("answer", d.status == 200 ? answer : style.red(answer)))
             if let message = d.messageID { rows.append(("message", message)) }

@@ -210,8 +210,7 @@ public enum HTMLReport {
         let limit = PushNotification.androidButtonLimit
         let systemShown = !n.notificationBlocks.isEmpty
         let seen = systemShown ? [] : n.shownButtons
-        var unseen = systemShown ? n.shownButtons : []
-        if let listed = n.buttons, listed.count > limit { unseen += listed.dropFirst(limit) }
+        let unseen = (systemShown ? n.shownButtons : []) + n.hiddenButtons
 
         h.raw("<div class=\"card\">\n<div class=\"card-head\"><span class=\"glyph\">")
         h.text(String(c.androidAppName.first.map(String.init)?.uppercased() ?? "?"))
@@ -253,11 +252,11 @@ public enum HTMLReport {
                         + n.notificationBlocks.joined(separator: " and ") + " block), so none of its buttons appeared "
                         + "while the app was in the background.")
             }
-            if let listed = n.buttons, listed.count > limit {
+            if !n.hiddenButtons.isEmpty {
                 h.tag(
                     "p", "why",
                     "Not shown: Android shows at most \(limit) action buttons, and button_types lists "
-                        + "\(listed.count).")
+                        + "\(n.buttons?.count ?? 0).")
             }
             h.raw("</div>\n")
         }

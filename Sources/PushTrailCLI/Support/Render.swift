@@ -17,10 +17,8 @@ enum Render {
                 s += " [" + list(buttons) + "]"
             }
             if n.platform == .android {
-                let limit = PushNotification.androidButtonLimit
-                if let listed = n.buttons, listed.count > limit {
-                    s += " (not shown: " + list(listed.dropFirst(limit)) + ")"
-                }
+                let hidden = n.hiddenButtons
+                if !hidden.isEmpty { s += " (not shown: " + list(hidden) + ")" }
                 if !n.notificationBlocks.isEmpty && !buttons.isEmpty {
                     s += " (a notification message: no buttons while the app is in the background)"
                 }

@@ -347,11 +347,9 @@ public struct Analyzer {
                     .sentAfterUnregistered, taskID, .sentToDeadToken(device: device, sentAt: event.at, deadSince: gone))
             }
             if n.platform == .android {
-                if let buttons = n.buttons, buttons.count > PushNotification.androidButtonLimit {
-                    flag(
-                        .tooManyActions, taskID,
-                        .tooManyButtons(
-                            buttons: buttons, hidden: Array(buttons.dropFirst(PushNotification.androidButtonLimit))))
+                let hidden = n.hiddenButtons
+                if !hidden.isEmpty {
+                    flag(.tooManyActions, taskID, .tooManyButtons(buttons: n.buttons ?? [], hidden: hidden))
                 }
                 let shown = n.shownButtons
                 if !n.notificationBlocks.isEmpty, !shown.isEmpty {

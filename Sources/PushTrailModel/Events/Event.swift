@@ -137,6 +137,13 @@ public struct PushNotification: Sendable, Equatable {
             return Array(listed.prefix(PushNotification.androidButtonLimit))
         }
     }
+
+    /// Android: the `button_types` past the three Android shows, which the user never
+    /// saw (none on iOS, where the category decides the buttons).
+    public var hiddenButtons: [String] {
+        guard platform == .android, let listed = buttons else { return [] }
+        return Array(listed.dropFirst(PushNotification.androidButtonLimit))
+    }
 }
 
 /// A data entry of an Android message that FCM will not pass on as sent.
