@@ -12,26 +12,35 @@ import PushTrailStore
 /// the main actor and trap when libmicrohttpd's threads call them.
 public enum ServerMain {
     static let usage = """
-        usage: pushtrail-server [--store DIR] [--listen ADDR:PORT]
+        usage: pushtrail-server [--store DIR] [--listen ADDR:PORT] [--tls-cert FILE --tls-key FILE] [--max-body N]
 
-        Serves the store's read API over HTTP until SIGTERM or SIGINT (docs/SERVE.md):
-        GET /healthz, /v1/head, /v1/stats, /v1/tasks/{id}?at=T, /v1/threads/{id}?at=T,
-        /v1/events/{id}, /v1/events/@{seq} and /v1/audit?filters, each answering with exactly what the CLI's
-        --json prints.
+        Serves the store over HTTP until SIGTERM or SIGINT (docs/SERVE.md): the backend
+        appends with POST /v1/events, tools read the JSON API (/v1/tasks/{id},
+        /v1/threads/{id}, /v1/events, /v1/events/{id}, /v1/events/{id}/export, /v1/audit,
+        /v1/head, /v1/stats, /v1/stream), each answering with what the CLI's --json
+        prints; GET /healthz and /metrics for operations. Requests need an access token
+        (pushtrail token add NAME --role ingest|read|admin); with none defined, only
+        clients on this host are answered.
 
         options:
           --store DIR         the store (default $PUSHTRAIL_STORE, else ./pushtrail.lmdb)
           --listen ADDR:PORT  the address to listen on (default 127.0.0.1:8080; port 0
-                              lets the system choose). Loopback only for now: access
-                              tokens do not exist yet, so no other address is served
+                              lets the system choose). Another host's address needs
+                              access tokens
+          --tls-cert FILE     PEM certificate (chain): serve HTTPS, with --tls-key
+          --tls-key FILE      PEM private key of --tls-cert
+          --max-body BYTES    the largest request body accepted (default 67108864, 64 MiB)
           -h, --help          show this help
         """
 
     /// Runs the server; returns the exit status (0 after a clean stop, 2 for a usage
-    /// error, 74 for a store or socket that cannot be used).
+    /// error, 74 for a store, file or socket that cannot be used).
     public static func run(_ arguments: [String]) -> Int32 {
         var storePath = getenv("PUSHTRAIL_STORE").map { String(cString: $0) } ?? "./pushtrail.lmdb"
         var listen = "127.0.0.1:8080"
+        var certificatePath: String?
+        var keyPath: String?
+        var maxBody = 64 << 20
         var i = 0
         while i < arguments.count {
             let a = arguments[i]
@@ -50,6 +59,17 @@ public enum ServerMain {
             case "--listen":
                 guard let v = value() else { return usageError("--listen needs ADDR:PORT") }
                 listen = v
+            case "--tls-cert":
+                guard let v = value() else { return usageError("--tls-cert needs a PEM file") }
+                certificatePath = v
+            case "--tls-key":
+                guard let v = value() else { return usageError("--tls-key needs a PEM file") }
+                keyPath = v
+            case "--max-body":
+                guard let v = value(), let n = Int(v), n > 0 else {
+                    return usageError("--max-body takes a number of bytes")
+                }
+                maxBody = n
             default:
                 return usageError("unknown option \(MessageText.shown(a))")
             }
@@ -58,20 +78,46 @@ public enum ServerMain {
         guard let (host, port) = parseListen(listen) else {
             return usageError("--listen takes ADDR:PORT, like 127.0.0.1:8080 or [::1]:8080, not \(listen)")
         }
-        guard HTTPServer.isLoopback(host) else {
-            return usageError(
-                "--listen \(listen) is not a loopback address: with no access tokens the server answers loopback "
-                    + "clients only")
+        guard (certificatePath == nil) == (keyPath == nil) else {
+            return usageError("--tls-cert and --tls-key go together")
         }
+        var tls: HTTPServer.TLS?
+        if let certificatePath, let keyPath {
+            guard let certificate = readText(certificatePath), let key = readText(keyPath) else {
+                say("cannot read \(certificatePath) or \(keyPath): \(String(cString: strerror(errno)))")
+                return 74
+            }
+            tls = HTTPServer.TLS(certificate: certificate, key: key)
+        }
+        StoreFaults.install(faultHandler)
         let store: Store
         do {
-            store = try Store(path: storePath, create: false)
+            // Opened for writing through pwrite, not a writable map: a full disk then
+            // fails the write (503) instead of faulting the whole server.
+            _ = try Store(path: storePath, create: false)
+            var options = StoreOptions()
+            options.writeMap = false
+            store = try Store(path: storePath, create: true, options: options)
+        } catch StoreError.missing(let path) {
+            say("no store at \(path): create it with pushtrail ingest, or pushtrail token add (see --help)")
+            return 74
         } catch {
             say("\(error)")
             return 74
         }
-        let routes = Routes(store: store, clock: { realtimeNow() })
-        let server = HTTPServer(handler: { routes.answer($0) }, log: { say($0) })
+        let routes = Routes(store: store, clock: { realtimeNow() }, maxBody: maxBody)
+        let tokens = routes.hasTokens
+        if !tokens && !HTTPServer.isLoopback(host) {
+            return usageError(
+                "--listen \(listen) is not a loopback address, and the store has no access tokens: add one with "
+                    + "pushtrail token add NAME --role read|ingest|admin, or listen on 127.0.0.1")
+        }
+        let server = HTTPServer(
+            handler: { routes.answer($0) },
+            completed: { request in
+                routes.record(request)
+                say(request.logLine)
+            })
         // Blocked before the daemon's threads start, so they inherit the mask and the
         // signals wait for `sigwait` here.
         var signals = sigset_t()
@@ -79,19 +125,54 @@ public enum ServerMain {
         sigaddset(&signals, SIGTERM)
         sigaddset(&signals, SIGINT)
         pthread_sigmask(SIG_BLOCK, &signals, nil)
+        signal(SIGPIPE, SIG_IGN)
         do {
-            try server.start(host: host, port: port)
+            try server.start(host: host, port: port, tls: tls)
         } catch {
             say("\(error)")
             return 74
         }
         let shown = host.contains(":") ? "[\(host)]" : host
-        say("listening on http://\(shown):\(server.port) (store \(store.path); loopback clients only)")
+        say(
+            "listening on \(tls == nil ? "http" : "https")://\(shown):\(server.port) (store \(store.path); "
+                + (tokens ? "access tokens required)" : "no access tokens: loopback clients only)"))
         var received: Int32 = 0
         sigwait(&signals, &received)
         say("stopping (signal \(received)): finishing the requests in flight")
+        routes.endStreams()
         server.stop()
+        say("stopped")
         return 0
+    }
+
+    /// A whole file as text, or nil.
+    static func readText(_ path: String) -> String? {
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let n = fread(&buffer, 1, buffer.count, file)
+            if n <= 0 { break }
+            bytes += buffer[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Runs in a signal handler or LMDB's assertion hook: `write` and `_exit` only.
+    static let faultHandler: StoreFaults.Handler = { kind, path, detail in
+        func put(_ s: StaticString) { _ = write(2, s.utf8Start, s.utf8CodeUnitCount) }
+        func putC(_ c: UnsafePointer<CChar>?) { if let c { _ = write(2, c, strlen(c)) } }
+        put("pushtrail-server: store ")
+        putC(path)
+        if kind == StoreFault.damagedPage.rawValue {
+            put(" is damaged (LMDB: ")
+            if detail != nil { putC(detail) } else { put("an internal check failed") }
+            put("): nothing was written; stopping. Run pushtrail verify, and restore the store from a copy\n")
+        } else {
+            put(": a page of its map could not be read or stored; stopping. What was committed is intact\n")
+        }
+        _exit(74)
     }
 
     /// `ADDR:PORT`, with an IPv6 address in brackets.

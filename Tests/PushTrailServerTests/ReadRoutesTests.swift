@@ -35,7 +35,7 @@ final class ReadRoutesTests {
         store = try Store(path: dir + "/store", create: false)
         let routes = Routes(store: store, clock: { ReadRoutesTests.now })
         let log = lines
-        server = HTTPServer(handler: { routes.answer($0) }, log: { log.append($0) })
+        server = HTTPServer(handler: { routes.answer($0) }, completed: { log.append($0.logLine) })
         try server.start(host: "127.0.0.1", port: 0)
     }
 

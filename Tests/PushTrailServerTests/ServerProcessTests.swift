@@ -31,10 +31,20 @@ struct ServerProcessTests {
         return (p.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
-    @Test("a non-loopback --listen is a usage error (no tokens yet); a missing store is exit 74; --help")
+    @Test("a non-loopback --listen without tokens is a usage error; a missing store is exit 74; --help")
     func refusals() throws {
-        let open = try Self.run(["--store", "/nonexistent", "--listen", "0.0.0.0:8080"])
+        let dir = NSTemporaryDirectory() + "pushtrail-serve-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let ingest = Process()
+        ingest.executableURL = Self.root.appendingPathComponent(".build/debug/pushtrail")
+        ingest.arguments = ["--store", dir, "ingest", Self.root.path + "/Samples/events.ndjson"]
+        ingest.standardError = FileHandle.nullDevice
+        try ingest.run()
+        ingest.waitUntilExit()
+        let open = try Self.run(["--store", dir, "--listen", "0.0.0.0:8080"])
         #expect(open.status == 2 && open.stderr.contains("not a loopback address"), "\(open)")
+        let half = try Self.run(["--store", dir, "--listen", "127.0.0.1:0", "--tls-cert", "/dev/null"])
+        #expect(half.status == 2 && half.stderr.contains("go together"), "\(half)")
         let bad = try Self.run(["--listen", "localhost"])
         #expect(bad.status == 2 && bad.stderr.contains("--listen takes ADDR:PORT"), "\(bad)")
         let missing = try Self.run(["--store", "/nonexistent/store", "--listen", "127.0.0.1:0"])

@@ -60,24 +60,7 @@ enum ExportCommand: Command {
             """)
 
     /// What a notification is written as.
-    enum Format: String, CaseIterable, Sendable {
-        case apns, fcm, adb
-
-        /// The platform whose notifications the format reproduces.
-        var platform: Platform { self == .apns ? .ios : .android }
-
-        /// The format a notification of `platform` gets without `--format`.
-        static func standard(for platform: Platform) -> Format { platform == .ios ? .apns : .fcm }
-
-        /// The default file name.
-        func fileName(stem: String, seq: UInt64, prefix: String = "") -> String {
-            switch self {
-            case .apns: SafeFileName.apns(stem: stem, seq: seq, prefix: prefix)
-            case .fcm: SafeFileName.fcm(stem: stem, seq: seq, prefix: prefix)
-            case .adb: SafeFileName.adb(stem: stem, seq: seq, prefix: prefix)
-            }
-        }
-    }
+    typealias Format = ExportFormat
 
     /// What to export: one event by id, or the latest (or every) notification of a thread or task.
     enum Selection: Equatable, Sendable {
@@ -204,7 +187,7 @@ enum ExportCommand: Command {
                             + "only notifications export"
                     )
                 }
-                let stem = event.threadID ?? event.taskID.map { "task-\($0)" } ?? "notification"
+                let stem = ExportFormat.stem(of: event)
                 return ([LoadedEvent(stored: stored, event: event)], stem)
             }
             let events: [LoadedEvent]
@@ -443,15 +426,7 @@ enum ExportCommand: Command {
     static func adbScript(
         _ loaded: LoadedEvent, package: String, serial: String?, shownAs name: String, _ context: Context
     ) throws -> [UInt8] {
-        let broadcast = try broadcast(loaded, package: package, shownAs: name, context)
-        let thread = loaded.event.threadID.map { ", thread \(Render.oneLine($0))" } ?? ""
-        var out = "#!/bin/sh\n"
-        out +=
-            "# pushtrail export: notification \(Render.oneLine(loaded.event.id)) (seq \(loaded.seq)\(thread)) "
-            + "for an Android emulator, as FCM delivers it\n"
-        for line in AndroidBroadcast.requirements { out += "# \(line)\n" }
-        out += broadcast.script(serial: serial, seq: loaded.seq)
-        return Array(out.utf8)
+        try broadcast(loaded, package: package, shownAs: name, context).scriptFile(loaded, serial: serial)
     }
 
     static func makeDirectory(_ dir: String) throws {

@@ -113,13 +113,7 @@ enum IngestCommand: Command {
         if let rejectError { throw CommandError.io("cannot write --rejects file: \(rejectError)") }
 
         if parsed.json {
-            context.stdout.line(
-                JSONValue.object([
-                    ("read", .int(Int64(summary.read))), ("appended", .int(Int64(summary.appended))),
-                    ("duplicates", .int(Int64(summary.duplicates))), ("conflicts", .int(Int64(summary.conflicts))),
-                    ("rejected", .int(Int64(summary.rejected))), ("first_seq", .uint(summary.firstSeq)),
-                    ("last_seq", .uint(summary.lastSeq)),
-                ]).serialized())
+            context.stdout.line(Presentation.ingest(summary).serialized())
         } else {
             var line = "appended \(grouped(summary.appended)) of \(counted(summary.read, "event"))"
             if let first = summary.firstSeq, let last = summary.lastSeq { line += " (seq \(first)–\(last))" }

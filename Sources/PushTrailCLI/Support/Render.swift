@@ -64,16 +64,7 @@ enum Render {
     }
 
     /// Text made safe for one terminal line: control characters shown as symbols.
-    static func oneLine(_ s: String) -> String {
-        // Almost every string is clean: C0 controls and DEL are single bytes, and C1
-        // controls (U+0080–U+009F) start with 0xC2, so one byte scan decides.
-        guard s.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 }) else { return s }
-        return String(
-            String.UnicodeScalarView(
-                s.unicodeScalars.map {
-                    $0.value < 0x20 || $0.value == 0x7F || (0x80..<0xA0).contains($0.value) ? "␣" : $0
-                }))
-    }
+    static func oneLine(_ s: String) -> String { MessageText.oneLine(s) }
 
     /// The event that relative times in a timeline are measured from: the one
     /// `--relative-to` names (an id or @SEQ of the timeline), else the last button

@@ -165,4 +165,21 @@ public enum Presentation {
             ("format", .int(Int64(stats.format))), ("dictionaries", .int(stats.dictionaries)),
         ])
     }
+
+    /// `ingest --json`'s summary; a server's answer to an append adds the rejected
+    /// lines (`rejects`, each its line number and reason) and how many more were not listed.
+    public static func ingest(_ summary: IngestSummary, rejects: [Rejection]? = nil, omitted: Int = 0) -> JSONValue {
+        var fields: [(String, JSONValue)] = [
+            ("read", .int(Int64(summary.read))), ("appended", .int(Int64(summary.appended))),
+            ("duplicates", .int(Int64(summary.duplicates))), ("conflicts", .int(Int64(summary.conflicts))),
+            ("rejected", .int(Int64(summary.rejected))), ("first_seq", .uint(summary.firstSeq)),
+            ("last_seq", .uint(summary.lastSeq)),
+        ]
+        if let rejects {
+            fields.append(
+                ("rejects", .array(rejects.map { .object([("line", .int(Int64($0.line))), ("reason", .string($0.reason))]) })))
+            if omitted > 0 { fields.append(("rejects_omitted", .int(Int64(omitted)))) }
+        }
+        return .object(fields)
+    }
 }

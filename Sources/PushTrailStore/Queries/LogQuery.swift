@@ -149,14 +149,18 @@ extension StoreReader {
         }
     }
 
-    /// Calls `body` with each event stored after `seq`, in seq (append) order: what
-    /// `log -f` prints as other processes append.
-    public func appended(after seq: UInt64, matching query: LogQuery, _ body: (LoadedEvent) throws -> Void) throws {
+    /// Calls `body` with each event stored after `seq` (up to `last`), in seq (append)
+    /// order: what `log -f` prints as other processes append.
+    public func appended(
+        after seq: UInt64, through last: UInt64 = .max, matching query: LogQuery,
+        _ body: (LoadedEvent) throws -> Void
+    ) throws {
         var matcher = LogMatcher(query: query, reader: self)
         var threadMembers: Set<UInt64>?
         if let thread = query.threadID { threadMembers = Set(try threadEvents(thread, horizon: nil).map(\.seq)) }
         var decoder = EventDecoder()
         try forEachEvent(from: seq + 1) { stored in
+            if stored.seq > last { return false }
             let loaded = LoadedEvent(stored: stored, event: try stored.decode(using: &decoder))
             if let members = threadMembers, !members.contains(stored.seq) { return true }
             if matcher.inRange(loaded.position),

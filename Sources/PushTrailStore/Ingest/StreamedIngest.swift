@@ -1,0 +1,151 @@
+import PushTrailModel
+
+/// Appends an NDJSON body that arrives in pieces (an HTTP request's): each line is
+/// decoded as soon as it is complete, with `ingest`'s rules and words, and the good
+/// events are appended in one write transaction when the body ends, so a body is
+/// stored whole or not at all (a refused write, a kill, a strict stop). Only the
+/// decoded events are kept until then, never the body itself.
+public final class StreamedIngest {
+    /// What was done, for the answer: the totals and the first `maxRejects` rejections
+    /// (without their raw lines), in line order.
+    public struct Outcome: Sendable {
+        public var summary = IngestSummary()
+        public var rejects: [Rejection] = []
+        /// Rejections beyond `maxRejects`, counted but not listed.
+        public var omittedRejects = 0
+    }
+
+    /// An all-or-nothing body stopped at its first bad line (or conflict): nothing is stored.
+    public struct StrictStop: Error, Sendable {
+        public let rejection: Rejection
+    }
+
+    let store: Store
+    let strict: Bool
+    let source: String
+    let maxRejects: Int
+    /// Lines longer than this are cut (they are refused anyway, being over 64 KiB), so a
+    /// connection holds at most this much of a line.
+    let maxLine = 1 << 20
+    private var decoder = EventDecoder()
+    private var line: [UInt8] = []
+    private var lineTruncated = false
+    private var lineNumber = 0
+    private var pending: [PendingEvent] = []
+    private var outcome = Outcome()
+    private var stop: Rejection?
+
+    public init(store: Store, strict: Bool, source: String = "request body", maxRejects: Int = 1000) {
+        self.store = store
+        self.strict = strict
+        self.source = source
+        self.maxRejects = maxRejects
+    }
+
+    /// Lines read so far (blank ones aside).
+    public var linesRead: Int { outcome.summary.read }
+
+    /// Takes the next piece of the body. In strict mode, returns the first bad line's
+    /// rejection: the body is refused, and nothing more need be fed.
+    public func feed(_ bytes: UnsafeRawBufferPointer) -> Rejection? {
+        guard stop == nil else { return stop }
+        var start = 0
+        while start < bytes.count {
+            guard let newline = bytes[start...].firstIndex(of: 0x0A) else {
+                keep(bytes[start...])
+                break
+            }
+            keep(bytes[start..<newline])
+            endLine()
+            start = newline + 1
+            if stop != nil { return stop }
+        }
+        return stop
+    }
+
+    /// The body has ended: its last line (without `\n`) is taken, and every good event
+    /// is appended in one write transaction, committed (durably, unless the store was
+    /// opened with `noSync`) before this returns. Throws `StrictStop` for a strict body
+    /// with a bad line or a conflict, or the store's error when the write is refused;
+    /// either way nothing of the body is stored.
+    public func finish(recordedAt clock: @escaping @Sendable () -> Timestamp) throws -> Outcome {
+        if !line.isEmpty || lineTruncated { endLine() }
+        if let stop { throw StrictStop(rejection: stop) }
+        guard !pending.isEmpty else { return outcome }
+        let compressor = try store.latestDictionary().flatMap { RecordCompressor(dictionary: $0) }
+        compressor?.compress(&pending)
+        let strict = self.strict
+        let events = pending
+        let outcomes: [AppendOutcome] = try store.write(recordedAt: clock) { writer in
+            let outcomes = try writer.append(events, dictionary: compressor?.dictionary)
+            if strict, let i = outcomes.firstIndex(where: { if case .conflict = $0 { true } else { false } }),
+                case .conflict(let seq) = outcomes[i]
+            {
+                throw StrictStop(rejection: Ingest.conflict(events[i], seq))
+            }
+            return outcomes
+        }
+        // The conflicts take their place among the lines' rejections, in line order.
+        var conflicts: [Rejection] = []
+        for i in outcomes.indices {
+            switch outcomes[i] {
+            case .appended(let seq):
+                outcome.summary.appended += 1
+                if outcome.summary.firstSeq == nil { outcome.summary.firstSeq = seq }
+                outcome.summary.lastSeq = seq
+            case .duplicate:
+                outcome.summary.duplicates += 1
+            case .conflict(let seq):
+                outcome.summary.conflicts += 1
+                var rejection = Ingest.conflict(events[i], seq)
+                rejection.raw = []
+                conflicts.append(rejection)
+            }
+        }
+        pending = []
+        if !conflicts.isEmpty {
+            let listed = (outcome.rejects + conflicts).sorted { $0.line < $1.line }
+            outcome.omittedRejects += max(0, listed.count - maxRejects)
+            outcome.rejects = Array(listed.prefix(maxRejects))
+        }
+        return outcome
+    }
+
+    private func keep(_ bytes: Slice<UnsafeRawBufferPointer>) {
+        let room = maxLine - line.count
+        if bytes.count > room {
+            line.append(contentsOf: bytes.prefix(room))
+            lineTruncated = true
+        } else {
+            line.append(contentsOf: bytes)
+        }
+    }
+
+    private func endLine() {
+        lineNumber += 1
+        defer {
+            line.removeAll(keepingCapacity: line.capacity <= 64 << 10)
+            lineTruncated = false
+        }
+        guard !Ingest.isBlank(line) || lineTruncated else { return }
+        outcome.summary.read += 1
+        // A copy of its own size: `line` is reused for the next one.
+        let input = InputLine(bytes: Array(line), number: lineNumber, truncated: lineTruncated)
+        switch Ingest.decode(input, source: source, decoder: &decoder) {
+        case .success(let event):
+            pending.append(event)
+        case .failure(var rejection):
+            rejection.raw = []
+            if strict {
+                stop = rejection
+                return
+            }
+            outcome.summary.rejected += 1
+            if outcome.rejects.count < maxRejects {
+                outcome.rejects.append(rejection)
+            } else {
+                outcome.omittedRejects += 1
+            }
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import PushTrailCLI
+import PushTrailModel
+import PushTrailServer
+import PushTrailStore
+
+/// A store made from the sample events, served in-process on a loopback port by the
+/// real libmicrohttpd, spoken to with curl; every access-log line is kept.
+final class ServerFixture: @unchecked Sendable {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let now = Timestamp(microseconds: 1_796_117_400_000_000)
+    static var haveCurl: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") }
+
+    let dir: String
+    let storePath: String
+    let store: Store
+    let routes: Routes
+    let server: HTTPServer
+    private let lines = Lines()
+
+    final class Lines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [String] = []
+        func append(_ line: String) { lock.withLock { lines.append(line) } }
+        var all: [String] { lock.withLock { lines } }
+    }
+
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    /// `maxBody` as `--max-body`; `samples` false starts from an empty store.
+    init(maxBody: Int = 64 << 20, samples: Bool = true, tls: HTTPServer.TLS? = nil) throws {
+        dir = NSTemporaryDirectory() + "pushtrail-server-" + UUID().uuidString
+        storePath = dir + "/store"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let argv =
+            samples
+            ? ["--store", storePath, "ingest", Self.root.path + "/Samples/events.ndjson"]
+            : ["--store", storePath, "ingest", "/dev/null"]
+        let ingest = Self.cli(argv)
+        guard ingest.status == 0 else { throw Failure(description: "ingest: \(ingest.stderr)") }
+        var options = StoreOptions()
+        options.writeMap = false
+        store = try Store(path: storePath, create: true, options: options)
+        routes = Routes(store: store, clock: { ServerFixture.now }, maxBody: maxBody)
+        let routes = self.routes
+        let lines = self.lines
+        server = HTTPServer(handler: { routes.answer($0) }, completed: {
+            routes.record($0)
+            lines.append($0.logLine)
+        })
+        try server.start(host: "127.0.0.1", port: 0, tls: tls)
+    }
+
+    deinit {
+        routes.endStreams()
+        server.stop(grace: 5)
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    /// The access-log lines so far.
+    var log: [String] { lines.all }
+
+    /// Runs the CLI in-process.
+    static func cli(_ argv: [String]) -> (status: Int32, stdout: [UInt8], stderr: String) {
+        let out = OutputStream()
+        let err = OutputStream()
+        let context = Context(stdout: out, stderr: err, environment: [:], clock: { now }, stdinIsTerminal: false)
+        let status = PushTrail.main(argv, context: context)
+        return (status, out.captured, String(decoding: err.captured, as: UTF8.self))
+    }
+
+    func cli(_ argv: [String]) -> (status: Int32, stdout: [UInt8], stderr: String) {
+        Self.cli(["--store", storePath] + argv)
+    }
+
+    struct Answer {
+        var status: Int
+        var headers: String
+        var body: [UInt8]
+        var text: String { String(decoding: body, as: UTF8.self) }
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
+    }
+
+    /// One request with curl: `headers` as `Name: value`, `body` from a file (`@path`) or text.
+    func request(
+        _ method: String, _ path: String, headers: [String] = [], body: [UInt8]? = nil, timeout: Double = 20,
+        scheme: String = "http", port: UInt16? = nil, extra: [String] = []
+    ) throws -> Answer {
+        var args = [
+            "curl", "-s", "-g", "-X", method, "-D", dir + "/headers-\(UUID().uuidString)", "-o", "-", "-w",
+            "\n%{http_code}", "--max-time", String(timeout),
+        ]
+        let headerFile = args[6]
+        defer { try? FileManager.default.removeItem(atPath: headerFile) }
+        for h in headers { args += ["-H", h] }
+        var bodyFile: String?
+        if let body {
+            let path = dir + "/body-\(UUID().uuidString)"
+            FileManager.default.createFile(atPath: path, contents: Data(body))
+            bodyFile = path
+            args += ["--data-binary", "@" + path]
+        }
+        defer { if let bodyFile { try? FileManager.default.removeItem(atPath: bodyFile) } }
+        args += extra
+        args.append("\(scheme)://127.0.0.1:\(port ?? server.port)\(path)")
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        curl.arguments = args
+        let pipe = Pipe()
+        curl.standardOutput = pipe
+        try curl.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        curl.waitUntilExit()
+        var bytes = [UInt8](data)
+        guard let cut = bytes.lastIndex(of: UInt8(ascii: "\n")) else { throw Failure(description: "no status") }
+        let status = Int(String(decoding: bytes[(cut + 1)...], as: UTF8.self)) ?? -1
+        bytes.removeSubrange(cut...)
+        let headerText = (try? String(contentsOfFile: headerFile, encoding: .utf8)) ?? ""
+        return Answer(status: status, headers: headerText, body: bytes)
+    }
+
+    /// The sample events' lines.
+    static var sampleLines: [String] {
+        let text = (try? String(contentsOfFile: root.path + "/Samples/events.ndjson", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init)
+    }
+
+    /// A notification line of a new id (for appending), made from the first sample line.
+    static func newEvent(_ id: String) -> String {
+        let first = sampleLines[0]
+        guard let object = try? JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any],
+            let old = object["id"] as? String
+        else { return first }
+        return first.replacingOccurrences(of: "\"\(old)\"", with: "\"\(id)\"")
+    }
+}
