@@ -5,6 +5,7 @@ import PushTrailStore
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
+    import MachO  // _NSGetExecutablePath
 #endif
 
 /// `pushtrail serve`: runs `pushtrail-server`, which is its own, dynamically linked

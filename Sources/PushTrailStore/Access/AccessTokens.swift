@@ -318,10 +318,21 @@ public struct AccessTokens: Sendable, Equatable {
         return "pt_" + base64URL(bytes)
     }
 
-    /// Fills `buffer` from the kernel's generator: getentropy (getrandom on Linux), else
-    /// `/dev/urandom` on a kernel without the call.
+    /// Fills `buffer` from the system's generator: on Linux getentropy (the getrandom
+    /// call), else `/dev/urandom` on a kernel without it; on macOS arc4random_buf, which
+    /// the kernel's entropy seeds and which cannot fail.
     private static func randomBytes(_ buffer: UnsafeMutableRawBufferPointer) throws {
-        if getentropy(buffer.baseAddress, buffer.count) == 0 { return }
+        #if canImport(Darwin)
+            arc4random_buf(buffer.baseAddress, buffer.count)
+            return
+        #else
+            if getentropy(buffer.baseAddress, buffer.count) == 0 { return }
+            try readURandom(buffer)
+        #endif
+    }
+
+    /// Fills `buffer` from `/dev/urandom`.
+    private static func readURandom(_ buffer: UnsafeMutableRawBufferPointer) throws {
         let fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw StoreError.io("cannot read /dev/urandom: \(String(cString: strerror(errno)))")
