@@ -28,6 +28,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "pushtrail", targets: ["pushtrail"]),
+        .executable(name: "pushtrail-server", targets: ["pushtrail-server"]),
         .library(name: "PushTrailModel", targets: ["PushTrailModel"]),
         .library(name: "PushTrailStore", targets: ["PushTrailStore"]),
     ],

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds pushtrail (release) and installs the binary, its man page and its bash, zsh
-# and fish completions under a prefix.
+# Builds pushtrail and pushtrail-server (release) and installs both binaries side by
+# side, with pushtrail's man page and its bash, zsh and fish completions, under a prefix.
 #   Scripts/install.sh [--prefix DIR]     (default: /usr/local)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -18,17 +18,21 @@ done
 
 need_swift
 need_build_deps
-say "building pushtrail (release)…"
+say "building pushtrail and pushtrail-server (release)…"
 swift build -c release --product pushtrail >/dev/null
-bin="$(swift build -c release --show-bin-path)/pushtrail"
+# `pushtrail serve` runs the pushtrail-server in its own directory.
+swift build -c release --product pushtrail-server >/dev/null
+bin_dir="$(swift build -c release --show-bin-path)"
+bin="$bin_dir/pushtrail"
 
 install -d "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion/completions" \
     "$prefix/share/zsh/site-functions" "$prefix/share/fish/vendor_completions.d"
 install -m 0755 "$bin" "$prefix/bin/pushtrail"
+install -m 0755 "$bin_dir/pushtrail-server" "$prefix/bin/pushtrail-server"
 "$bin" manpage > "$prefix/share/man/man1/pushtrail.1"
 "$bin" completion bash > "$prefix/share/bash-completion/completions/pushtrail"
 "$bin" completion zsh > "$prefix/share/zsh/site-functions/_pushtrail"
 "$bin" completion fish > "$prefix/share/fish/vendor_completions.d/pushtrail.fish"
 chmod 0644 "$prefix/share/man/man1/pushtrail.1" "$prefix/share/bash-completion/completions/pushtrail" \
     "$prefix/share/zsh/site-functions/_pushtrail" "$prefix/share/fish/vendor_completions.d/pushtrail.fish"
-echo "installed pushtrail into $prefix (bin, man page, bash/zsh/fish completions)"
+echo "installed pushtrail and pushtrail-server into $prefix (bin, man page, bash/zsh/fish completions)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs pushtrail under a temporary prefix with Scripts/install.sh and checks what
-# landed: the binary runs, the man page renders, and each shell loads its completion.
+# landed: the binary runs, pushtrail-server is beside it for serve, the man page
+# renders, and each shell loads its completion.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$PT_ROOT"
@@ -16,6 +17,18 @@ check() {
     if "$@" >/dev/null 2>&1; then passed=$((passed + 1)); else say "shell-check: FAILED: $what"; exit 1; fi
 }
 check "the installed binary runs" "$prefix/bin/pushtrail" --version
+check "pushtrail-server is installed beside pushtrail" test -x "$prefix/bin/pushtrail-server"
+check "the installed pushtrail-server runs" "$prefix/bin/pushtrail-server" --help
+check "pushtrail serve --help works from the prefix" bash -c "'$prefix/bin/pushtrail' serve --help | grep -q -- --max-body"
+# With nothing on PATH, serve must find the server beside it: the server refuses the
+# bad --listen (its own words, whatever they are), not pushtrail's "not installed".
+serve_runs_server() {
+    local out status=0
+    out="$(env PATH=/nonexistent "$prefix/bin/pushtrail" --store "$prefix/none" serve --listen bad 2>&1)" || status=$?
+    [ "$status" -ne 0 ] && ! grep -q "not installed" <<<"$out"
+}
+check "serve runs the installed pushtrail-server" serve_runs_server
+check "bash completes 'pushtrail serve --tls-'" bash -c "source '$prefix/share/bash-completion/completions/pushtrail'; COMP_WORDS=(pushtrail serve --tls-); COMP_CWORD=2; _pushtrail; [[ \"\${COMPREPLY[*]}\" == '--tls-cert --tls-key' ]]"
 check "the man page renders" man -l -P cat "$prefix/share/man/man1/pushtrail.1"
 check "bash completes 'pushtrail ver'" bash -c "source '$prefix/share/bash-completion/completions/pushtrail'; COMP_WORDS=(pushtrail ver); COMP_CWORD=1; _pushtrail; [[ \"\${COMPREPLY[*]}\" == verify ]]"
 check "zsh loads _pushtrail" zsh -c "fpath=('$prefix/share/zsh/site-functions' \$fpath); autoload -U compinit && compinit -u && autoload -U _pushtrail && whence -w _pushtrail"

@@ -16,14 +16,15 @@ public enum PushTrail {
         IngestCommand.self, ImportCommand.self, LogCommand.self, ThreadCommand.self, TaskCommand.self,
         ShowCommand.self, ExportCommand.self, ReplayCommand.self, ReportCommand.self, AuditCommand.self,
         VerifyCommand.self,
-        HeadCommand.self, StatsCommand.self, CompletionCommand.self, ManpageCommand.self,
+        HeadCommand.self, StatsCommand.self, ServeCommand.self, TokenCommand.self, CompletionCommand.self,
+        ManpageCommand.self,
     ]
 
     /// The names of `commands`, in the same order, so that running one does not build
     /// every declaration before it (the audit command's alone made `head` 25% slower).
     static let commandNames = [
         "ingest", "import", "log", "thread", "task", "show", "export", "replay", "report", "audit", "verify",
-        "head", "stats", "completion", "manpage",
+        "head", "stats", "serve", "token", "completion", "manpage",
     ]
 
     /// The command named `name`.

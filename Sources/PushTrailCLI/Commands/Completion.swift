@@ -317,6 +317,9 @@ enum ManpageCommand: Command {
             .TP
             .I DIR/data.mdb, DIR/lock.mdb
             the LMDB environment of a store (directory 0700, files 0600)
+            .TP
+            .I DIR/tokens
+            the access tokens \\fBserve\\fR accepts, hashed (0600; see \\fBtoken\\fR)
 
             """
         return out

@@ -225,15 +225,15 @@ enum Binary {
         }
     }
 
-    /// Starts the executable with `arguments`. The environment is the test runner's
-    /// without any `PUSHTRAIL_*` or colour settings, plus `environment`. With `umask`,
-    /// the process runs under that umask (through `/bin/sh`); with `directory`, in that
-    /// working directory.
+    /// Starts the executable (`executable`, else the built one) with `arguments`. The
+    /// environment is the test runner's without any `PUSHTRAIL_*` or colour settings,
+    /// plus `environment`. With `umask`, the process runs under that umask (through
+    /// `/bin/sh`); with `directory`, in that working directory.
     static func start(
         _ arguments: [String], input: Input = .none, environment: [String: String] = [:], umask: String? = nil,
-        directory: String? = nil, timeout: TimeInterval = 300
+        directory: String? = nil, timeout: TimeInterval = 300, executable: String? = nil
     ) throws -> Running {
-        let executable = try path()
+        let executable = try executable ?? path()
         let scratch = try TempDir()
         let outPath = scratch.file("stdout")
         let errPath = scratch.file("stderr")
@@ -287,9 +287,12 @@ enum Binary {
     /// Runs the executable to completion.
     static func run(
         _ arguments: [String], input: Input = .none, environment: [String: String] = [:], umask: String? = nil,
-        directory: String? = nil
+        directory: String? = nil, executable: String? = nil
     ) throws -> Outcome {
-        try start(arguments, input: input, environment: environment, umask: umask, directory: directory).wait()
+        try start(
+            arguments, input: input, environment: environment, umask: umask, directory: directory,
+            executable: executable
+        ).wait()
     }
 }
 
