@@ -30,8 +30,8 @@ if [ $# -eq 0 ]; then
     # inside many commits (the default path has its own 500-point run by hand).
     say "crash safety: SIGKILL at 20 random moments of a 200,000-event ingest committing every 8,192 events…"
     PUSHTRAIL_BATCH_EVENTS=8192 Scripts/crash-test.sh --points 20 --events 200000
-    say "hostile HTTP traffic against pushtrail-server: 10,000 randomised requests…"
-    Scripts/hostile-test.sh
+    say "server crash safety: SIGKILL at 20 random moments while 8 clients POST batches…"
+    Scripts/server-crash-test.sh --points 20
     say "install under a temporary prefix and check the man page and completions…"
     Scripts/shell-check.sh
     if command -v chromium >/dev/null; then

@@ -6,10 +6,11 @@ extension Routes {
     /// `POST /v1/events`: an NDJSON body, appended with `ingest`'s rules once it has all
     /// arrived, in one transaction committed before the answer.
     func append(_ request: HTTPRequest) throws -> HTTPExchange {
-        let type = request.header("content-type").map { $0.split(separator: ";")[0].trimmed.lowercased() }
+        let type = Routes.mediaType(request)
         guard type == "application/x-ndjson" else {
             throw Failure(
-                415, "send the events as Content-Type: application/x-ndjson (one JSON object a line), not "
+                415,
+                "send the events as Content-Type: application/x-ndjson (one JSON object a line), not "
                     + (type.map { MessageText.shown($0) } ?? "no content type"))
         }
         let strict: Bool
@@ -22,6 +23,13 @@ extension Routes {
             throw Failure(413, "the body is \(declared) bytes, over this server's limit of \(maxBody) (--max-body)")
         }
         return .receive(EventsUpload(routes: self, strict: strict), route: "/v1/events")
+    }
+}
+
+extension Routes {
+    /// The request's media type (`Content-Type` without its parameters), lower-cased.
+    static func mediaType(_ request: HTTPRequest) -> String? {
+        request.header("content-type").map { ($0.split(separator: ";").first ?? "").trimmed.lowercased() }
     }
 }
 
@@ -106,14 +114,15 @@ final class LoginUpload: HTTPUpload {
     }
 
     func finish() -> HTTPResponse {
-        let type = request.header("content-type").map { $0.split(separator: ";")[0].trimmed.lowercased() }
+        let type = Routes.mediaType(request)
         guard type == "application/x-www-form-urlencoded" else {
             return Routes.error(415, "send the form as application/x-www-form-urlencoded", route: "/login")
         }
         guard let secret = LoginUpload.field("token", in: body),
             let session = routes.access.openSession(secret: secret, now: routes.clock())
         else { return Pages.login(failed: true) }
-        var cookie = "\(Access.cookieName)=\(session); Path=/; HttpOnly; SameSite=Strict; Max-Age=\(Access.sessionSeconds)"
+        var cookie =
+            "\(Access.cookieName)=\(session); Path=/; HttpOnly; SameSite=Strict; Max-Age=\(Access.sessionSeconds)"
         if request.isTLS { cookie += "; Secure" }
         return HTTPResponse(
             status: 303, contentType: "text/plain; charset=utf-8", body: Array("signed in\n".utf8), route: "/login",

@@ -125,7 +125,10 @@ public struct CompletedRequest: Sendable {
     /// The access-log line: method, route template, status, bytes and duration, and
     /// nothing from the path, the query or the headers.
     public var logLine: String {
-        "\(method) \(route) \(status == 0 ? "-" : String(status)) \(bytes) \(microseconds)µs"
+        // The method as sent only when it is a plain token: a log line holds no control
+        // character and no client's essay.
+        let plain = method.utf8.count <= 16 && method.utf8.allSatisfy { (0x41...0x5A).contains($0) }
+        return "\(plain ? method : "(other)") \(route) \(status == 0 ? "-" : String(status)) \(bytes) \(microseconds)µs"
     }
 }
 
@@ -261,19 +264,20 @@ public final class HTTPServer: @unchecked Sendable {
                 method: methodName, path: url.map { String(cString: $0) } ?? "/",
                 query: values(connection, .GET_ARGUMENT_KIND), headers: values(connection, .HEADER_KIND),
                 clientIsLoopback: pushtrail_mhd_client_is_loopback(connection) != 0, isTLS: server.tls)
-            // `Content-Length` and chunked `Transfer-Encoding` both: the length of the body
-            // is ambiguous (request smuggling), so the request is refused.
-            if request.headers["content-length"] != nil && request.headers["transfer-encoding"] != nil {
+            // A body whose length is ambiguous (request smuggling) is refused, and the
+            // connection closed: what follows it cannot be trusted to be a request.
+            if let ambiguity = framingProblem(connection) {
                 return server.send(
-                    Routes.error(400, "a request may not have both Content-Length and Transfer-Encoding", route: "-"),
-                    state, connection)
+                    Routes.error(400, ambiguity, route: "(refused)", headers: [("Connection", "close")]), state,
+                    connection)
             }
             switch server.handler(request) {
             case .respond(let response):
                 // Answered after the (empty) body, so the connection stays open for the
                 // next request; a body refused outright is not waited for (the connection
                 // then closes after the answer).
-                let body = request.headers["transfer-encoding"] != nil
+                let body =
+                    request.headers["transfer-encoding"] != nil
                     || (request.headers["content-length"].flatMap { Int($0) } ?? 0) > 0
                 if body { return server.send(response, state, connection) }
                 state.refusal = response
@@ -375,6 +379,36 @@ public final class HTTPServer: @unchecked Sendable {
         if tls { MHD_add_response_header(made, "Strict-Transport-Security", "max-age=31536000") }
         for (name, value) in response.headers { MHD_add_response_header(made, name, value) }
         return MHD_queue_response(connection, response.status, made)
+    }
+
+    /// Why the request's body length is ambiguous, if it is: `Content-Length` with
+    /// `Transfer-Encoding`, `Content-Length` twice, or a header name with white space
+    /// (which some servers trim and others do not).
+    static func framingProblem(_ connection: OpaquePointer) -> String? {
+        final class Box {
+            var lengths = 0
+            var encodings = 0
+            var spaced = false
+        }
+        let box = Box()
+        _ = MHD_get_connection_values(
+            connection, .HEADER_KIND,
+            { cls, _, key, _ in
+                guard let cls, let key else { return .YES }
+                let box = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue()
+                let name = UnsafeRawBufferPointer(start: key, count: strlen(key))
+                if name.contains(where: { $0 == 0x20 || $0 == 0x09 }) { box.spaced = true }
+                let lower = String(decoding: name, as: UTF8.self).lowercased()
+                if lower == "content-length" { box.lengths += 1 }
+                if lower == "transfer-encoding" { box.encodings += 1 }
+                return .YES
+            }, Unmanaged.passUnretained(box).toOpaque())
+        if box.lengths > 0 && box.encodings > 0 {
+            return "a request may not have both Content-Length and Transfer-Encoding"
+        }
+        if box.lengths > 1 { return "a request may have one Content-Length only" }
+        if box.spaced { return "a header name may not hold white space" }
+        return nil
     }
 
     /// `MHD_RESPMEM_MUST_COPY` (its Swift name depends on how the importer trims the

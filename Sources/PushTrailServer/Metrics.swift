@@ -46,7 +46,8 @@ final class Metrics: @unchecked Sendable {
             out += "# TYPE pushtrail_http_requests_total counter\n"
             for route in requests.keys.sorted() {
                 for (status, n) in requests[route]!.sorted(by: { $0.key < $1.key }) {
-                    out += "pushtrail_http_requests_total{route=\"\(Metrics.label(route))\",status=\"\(status)\"} \(n)\n"
+                    out +=
+                        "pushtrail_http_requests_total{route=\"\(Metrics.label(route))\",status=\"\(status)\"} \(n)\n"
                 }
             }
             out += "# HELP pushtrail_http_request_duration_seconds Time from a request's headers to its end.\n"

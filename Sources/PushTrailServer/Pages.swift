@@ -34,12 +34,14 @@ enum Pages {
             headers: headers + extra)
     }
 
+    static let refused = "<p role=\"alert\"><strong>That token is not valid here.</strong> Check it and try again.</p>"
+
     static func login(failed: Bool) -> HTTPResponse {
         page(
             failed ? 401 : 200, title: "Sign in",
             body: """
                 <main><h1>Sign in to pushtrail</h1>
-                \(failed ? "<p role=\"alert\"><strong>That token is not valid here.</strong> Check it and try again.</p>" : "")
+                \(failed ? Pages.refused : "")
                 <form method="post" action="/login">
                 <label for="token">Access token</label>
                 <input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
@@ -52,7 +54,8 @@ enum Pages {
     static func signedOut(secure: Bool) -> HTTPResponse {
         let cookie = "\(Access.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0" + (secure ? "; Secure" : "")
         return page(
-            200, title: "Signed out", body: "<main><h1>Signed out</h1><p><a href=\"/login\">Sign in again</a></p></main>",
+            200, title: "Signed out",
+            body: "<main><h1>Signed out</h1><p><a href=\"/login\">Sign in again</a></p></main>",
             route: "/logout", extra: [("Set-Cookie", cookie)])
     }
 

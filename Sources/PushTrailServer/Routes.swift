@@ -111,8 +111,10 @@ public final class Routes: @unchecked Sendable {
         switch parts.count {
         case 2 where parts[1] == "healthz":
             return Route(template: "/healthz", need: .nothing) { _, _ in
-                .respond(HTTPResponse(status: 200, contentType: "text/plain; charset=utf-8", body: Array("ok\n".utf8),
-                    route: "/healthz"))
+                .respond(
+                    HTTPResponse(
+                        status: 200, contentType: "text/plain; charset=utf-8", body: Array("ok\n".utf8),
+                        route: "/healthz"))
             }
         case 2 where parts[1] == "metrics":
             return Route(template: "/metrics", need: .read) { [self] _, _ in
@@ -125,7 +127,8 @@ public final class Routes: @unchecked Sendable {
             }
         case 2 where parts[1] == "login":
             return Route(template: "/login", need: .nothing, methods: ["GET", "HEAD", "POST"]) { [self] request, _ in
-                request.method == "POST" ? .receive(LoginUpload(routes: self, request: request), route: "/login")
+                request.method == "POST"
+                    ? .receive(LoginUpload(routes: self, request: request), route: "/login")
                     : .respond(Pages.login(failed: false))
             }
         case 2 where parts[1] == "logout":

@@ -56,7 +56,9 @@ extension Routes {
         let query = try filters(request)
         var limit: Int?
         if let text = request.query["limit"] {
-            guard let n = Int(text), n >= 0 else { throw Failure(400, "limit takes a count, not \(MessageText.shown(text))") }
+            guard let n = Int(text), n >= 0 else {
+                throw Failure(400, "limit takes a count, not \(MessageText.shown(text))")
+            }
             limit = n
         }
         let reverse: Bool
@@ -204,7 +206,9 @@ extension Routes {
         switch format {
         case .apns:
             guard let bundle = given("bundle") ?? notification.topic else {
-                throw Failure(400, "no bundle id for notification \(MessageText.shown(event.id)) (it has no topic): pass bundle=ID")
+                throw Failure(
+                    400,
+                    "no bundle id for notification \(MessageText.shown(event.id)) (it has no topic): pass bundle=ID")
             }
             bytes = try APNSFile.export(event: stored.raw, bundle: bundle)
         case .fcm:
@@ -216,14 +220,16 @@ extension Routes {
             guard let package = given("package") ?? message.restrictedPackageName.flatMap({ $0.isEmpty ? nil : $0 })
             else {
                 throw Failure(
-                    400, "no package for notification \(MessageText.shown(event.id)) (its message has no "
+                    400,
+                    "no package for notification \(MessageText.shown(event.id)) (its message has no "
                         + "android.restricted_package_name): pass package=P")
             }
             let broadcast = AndroidBroadcast(
                 package: package, sender: message.project ?? AndroidBroadcast.defaultSender, data: message.data)
             guard broadcast.unpassable == nil else {
                 throw Failure(
-                    422, "notification #\(stored.seq) has a NUL character in its data map or package, which no "
+                    422,
+                    "notification #\(stored.seq) has a NUL character in its data map or package, which no "
                         + "command line can pass")
             }
             bytes = broadcast.scriptFile(LoadedEvent(stored: stored, event: event), serial: given("serial"))

@@ -24,7 +24,8 @@ struct AccessTests {
         [.none: 401, .wrong: 401, .ingest: 403, .read: ok, .admin: ok]
     }
 
-    @Test("every route × {no token, wrong token, each role}; tokens appear in no answer or log line",
+    @Test(
+        "every route × {no token, wrong token, each role}; tokens appear in no answer or log line",
         .enabled(if: ServerFixture.haveCurl))
     func matrix() throws {
         let fixture = try ServerFixture()
@@ -38,8 +39,12 @@ struct AccessTests {
             (try JSONSerialization.jsonObject(with: Data(ServerFixture.sampleLines[0].utf8)) as? [String: Any])?["id"]
                 as? String)
         var cases = [
-            Case(method: "GET", path: "/healthz", expected: [.none: 200, .wrong: 200, .ingest: 200, .read: 200, .admin: 200]),
-            Case(method: "GET", path: "/login", expected: [.none: 200, .wrong: 200, .ingest: 200, .read: 200, .admin: 200]),
+            Case(
+                method: "GET", path: "/healthz",
+                expected: [.none: 200, .wrong: 200, .ingest: 200, .read: 200, .admin: 200]),
+            Case(
+                method: "GET", path: "/login",
+                expected: [.none: 200, .wrong: 200, .ingest: 200, .read: 200, .admin: 200]),
             Case(method: "GET", path: "/", expected: Self.readable()),
             Case(method: "GET", path: "/metrics", expected: Self.readable()),
             Case(method: "GET", path: "/v1/head", expected: Self.readable()),
@@ -58,7 +63,7 @@ struct AccessTests {
                 expected: [.none: 401, .wrong: 401, .ingest: 403, .read: 403, .admin: 200]),
             Case(method: "DELETE", path: "/v1/head", expected: Self.readable(405)),
         ]
-        for (i, caller) in Caller.allCases.enumerated() {
+        for i in Caller.allCases.indices {
             cases.append(
                 Case(
                     method: "POST", path: "/v1/events", body: ServerFixture.newEvent("matrix-\(i)") + "\n",
@@ -69,7 +74,8 @@ struct AccessTests {
             for caller in Caller.allCases {
                 var headers = c.body == nil ? [] : ["Content-Type: application/x-ndjson"]
                 if let secret = secrets[caller] { headers.append("Authorization: Bearer \(secret)") }
-                let answer = try fixture.request(c.method, c.path, headers: headers, body: c.body.map { Array($0.utf8) })
+                let answer = try fixture.request(
+                    c.method, c.path, headers: headers, body: c.body.map { Array($0.utf8) })
                 #expect(answer.status == c.expected[caller], "\(c.method) \(c.path) as \(caller): \(answer.text)")
                 if answer.status == 401 {
                     #expect(answer.headers.contains("WWW-Authenticate: Bearer"), "\(c.path)")
@@ -90,12 +96,15 @@ struct AccessTests {
         #expect((mode as? Int) == 0o600)
     }
 
-    @Test("/login sets an HttpOnly SameSite=Strict cookie that carries the token's role until it is revoked",
+    @Test(
+        "/login sets an HttpOnly SameSite=Strict cookie that carries the token's role until it is revoked",
         .enabled(if: ServerFixture.haveCurl))
     func sessions() throws {
         let fixture = try ServerFixture()
-        let secret = try AccessTokens.add(name: "support", role: .read, storePath: fixture.storePath, now: ServerFixture.now)
-        let other = try AccessTokens.add(name: "backend", role: .ingest, storePath: fixture.storePath, now: ServerFixture.now)
+        let secret = try AccessTokens.add(
+            name: "support", role: .read, storePath: fixture.storePath, now: ServerFixture.now)
+        let other = try AccessTokens.add(
+            name: "backend", role: .ingest, storePath: fixture.storePath, now: ServerFixture.now)
         let form = ["Content-Type: application/x-www-form-urlencoded"]
         let wrong = try fixture.request("POST", "/login", headers: form, body: Array("token=pt_nope".utf8))
         #expect(wrong.status == 401 && !wrong.headers.contains("Set-Cookie"))

@@ -12,7 +12,8 @@ struct AppendTests {
 
     static func body(_ lines: [String]) -> [UInt8] { Array(lines.map { $0 + "\n" }.joined().utf8) }
 
-    @Test("a body appends its good lines and reports each bad one; sending it again gives duplicates",
+    @Test(
+        "a body appends its good lines and reports each bad one; sending it again gives duplicates",
         .enabled(if: ServerFixture.haveCurl))
     func summary() throws {
         let fixture = try ServerFixture(samples: false)
@@ -37,7 +38,8 @@ struct AppendTests {
         #expect(fixture.cli(["head", "--json"]).stdout == Array(try fixture.request("GET", "/v1/head").body))
     }
 
-    @Test("the answer's counts and reasons equal ingest --json's and its rejects file for the same lines",
+    @Test(
+        "the answer's counts and reasons equal ingest --json's and its rejects file for the same lines",
         .enabled(if: ServerFixture.haveCurl))
     func sameAsIngest() throws {
         let http = try ServerFixture(samples: false)
@@ -64,22 +66,26 @@ struct AppendTests {
         let fixture = try ServerFixture(samples: false)
         let lines = ServerFixture.sampleLines
         let bad = try fixture.request(
-            "POST", "/v1/events?strict=1", headers: Self.ndjson, body: Self.body(Array(lines[0..<20]) + ["[1,2]"] + lines[20..<30]))
+            "POST", "/v1/events?strict=1", headers: Self.ndjson,
+            body: Self.body(Array(lines[0..<20]) + ["[1,2]"] + lines[20..<30]))
         #expect(bad.status == 422, "\(bad.text)")
         #expect((bad.json["error"] as? String)?.hasPrefix("line 21: ") == true, "\(bad.text)")
         #expect(bad.json["appended"] as? Int == 0)
         #expect(try fixture.store.read { try $0.head().seq } == 0)
-        let good = try fixture.request("POST", "/v1/events?strict=1", headers: Self.ndjson, body: Self.body(Array(lines[0..<30])))
+        let good = try fixture.request(
+            "POST", "/v1/events?strict=1", headers: Self.ndjson, body: Self.body(Array(lines[0..<30])))
         #expect(good.status == 200 && good.json["appended"] as? Int == 30)
         #expect(try fixture.request("POST", "/v1/events?strict=maybe", headers: Self.ndjson, body: [10]).status == 400)
     }
 
-    @Test("415 for another content type, 413 over --max-body (declared or streamed), nothing stored",
+    @Test(
+        "415 for another content type, 413 over --max-body (declared or streamed), nothing stored",
         .enabled(if: ServerFixture.haveCurl))
     func limits() throws {
         let fixture = try ServerFixture(maxBody: 20_000, samples: false)
         let lines = ServerFixture.sampleLines
-        let json = try fixture.request("POST", "/v1/events", headers: ["Content-Type: application/json"], body: Self.body([lines[0]]))
+        let json = try fixture.request(
+            "POST", "/v1/events", headers: ["Content-Type: application/json"], body: Self.body([lines[0]]))
         #expect(json.status == 415)
         let none = try fixture.request("POST", "/v1/events", body: Self.body([lines[0]]))
         #expect(none.status == 415)
@@ -98,7 +104,8 @@ struct AppendTests {
         #expect(answer.status == 200 && answer.json["appended"] as? Int == 1 && answer.json["rejected"] as? Int == 1)
     }
 
-    @Test("concurrent POSTs, CLI ingests and readers on one store: every event once, the chain valid",
+    @Test(
+        "concurrent POSTs, CLI ingests and readers on one store: every event once, the chain valid",
         .enabled(if: ServerFixture.haveCurl))
     func concurrent() throws {
         let fixture = try ServerFixture(samples: false)
@@ -111,7 +118,8 @@ struct AppendTests {
                 if worker < posters {
                     for batch in 0..<3 {
                         let lines = (0..<perBatch).map { ServerFixture.newEvent("c-\(worker)-\(batch)-\($0)") }
-                        let answer = try fixture.request("POST", "/v1/events", headers: Self.ndjson, body: Self.body(lines))
+                        let answer = try fixture.request(
+                            "POST", "/v1/events", headers: Self.ndjson, body: Self.body(lines))
                         if answer.json["appended"] as? Int != perBatch {
                             errors.withLock { failures.append("worker \(worker): \(answer.status) \(answer.text)") }
                         }

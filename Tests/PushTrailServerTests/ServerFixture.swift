@@ -45,10 +45,12 @@ final class ServerFixture: @unchecked Sendable {
         routes = Routes(store: store, clock: { ServerFixture.now }, maxBody: maxBody)
         let routes = self.routes
         let lines = self.lines
-        server = HTTPServer(handler: { routes.answer($0) }, completed: {
-            routes.record($0)
-            lines.append($0.logLine)
-        })
+        server = HTTPServer(
+            handler: { routes.answer($0) },
+            completed: {
+                routes.record($0)
+                lines.append($0.logLine)
+            })
         try server.start(host: "127.0.0.1", port: 0, tls: tls)
     }
 
@@ -97,7 +99,7 @@ final class ServerFixture: @unchecked Sendable {
         var bodyFile: String?
         if let body {
             let path = dir + "/body-\(UUID().uuidString)"
-            FileManager.default.createFile(atPath: path, contents: Data(body))
+            try Data(body).write(to: URL(fileURLWithPath: path))
             bodyFile = path
             args += ["--data-binary", "@" + path]
         }

@@ -15,7 +15,8 @@ struct StreamTests {
             ("?limit=0", ["-n", "0"]), ("?user=u_alice", ["--user", "u_alice"]), ("?task=1102", ["--task", "1102"]),
             ("?thread=task-1102&order=desc", ["--thread", "task-1102", "-r"]), ("?type=action", ["--type", "action"]),
             ("?since=2026-11-29&until=2026-11-30", ["--since", "2026-11-29", "--until", "2026-11-30"]),
-            ("?grep=complete", ["--grep", "complete"]), ("?category=TASK_ACTIONS&limit=3", ["--category", "TASK_ACTIONS", "-n", "3"]),
+            ("?grep=complete", ["--grep", "complete"]),
+            ("?category=TASK_ACTIONS&limit=3", ["--category", "TASK_ACTIONS", "-n", "3"]),
         ]
         for (query, argv) in cases {
             let answer = try fixture.request("GET", "/v1/events" + query)
@@ -40,7 +41,8 @@ struct StreamTests {
         #expect(answer.body.filter { $0 == 10 }.count == 1500 + ServerFixture.sampleLines.count)
     }
 
-    @Test("/v1/stream sends new events as log --json lines with their seq as id, and resumes after Last-Event-ID",
+    @Test(
+        "/v1/stream sends new events as log --json lines with their seq as id, and resumes after Last-Event-ID",
         .enabled(if: ServerFixture.haveCurl))
     func stream() throws {
         let fixture = try ServerFixture()
@@ -54,7 +56,8 @@ struct StreamTests {
         }
         Thread.sleep(forTimeInterval: 0.8)
         let lines = [ServerFixture.newEvent("live-1"), ServerFixture.newEvent("live-2")]
-        _ = try fixture.request("POST", "/v1/events", headers: ["Content-Type: application/x-ndjson"], body: AppendTests.body(lines))
+        _ = try fixture.request(
+            "POST", "/v1/events", headers: ["Content-Type: application/x-ndjson"], body: AppendTests.body(lines))
         done.wait()
         let text = try #require(live).text
         #expect(text.hasPrefix("retry: 2000\n"))
@@ -82,14 +85,19 @@ struct StreamTests {
             let android = line.contains("\"message\"")
             let formats: [(String, [String])] =
                 android
-                ? [("", []), ("?format=adb&package=com.example.app", ["--format", "adb", "--package", "com.example.app"]),
-                    ("?format=fcm&token=abc", ["--format", "fcm", "--token", "abc"])]
+                ? [
+                    ("", []),
+                    ("?format=adb&package=com.example.app", ["--format", "adb", "--package", "com.example.app"]),
+                    ("?format=fcm&token=abc", ["--format", "fcm", "--token", "abc"]),
+                ]
                 : [("?bundle=com.example.app", ["--bundle", "com.example.app"])]
             for (query, argv) in formats {
                 let cli = fixture.cli(["export", id, "-o", "-"] + argv)
                 let answer = try fixture.request("GET", "/v1/events/\(id)/export" + query)
                 if cli.status != 0 {
-                    #expect(answer.status >= 400, "\(id)\(query): the CLI refused (\(cli.stderr)) but the server gave \(answer.status)")
+                    #expect(
+                        answer.status >= 400,
+                        "\(id)\(query): the CLI refused (\(cli.stderr)) but the server gave \(answer.status)")
                     continue
                 }
                 #expect(answer.status == 200, "\(id)\(query): \(answer.text)")
@@ -102,7 +110,8 @@ struct StreamTests {
         #expect(try fixture.request("GET", "/v1/events/@1/export?format=zip").status == 400)
     }
 
-    @Test("/metrics counts appends and requests by route and status, with a latency histogram",
+    @Test(
+        "/metrics counts appends and requests by route and status, with a latency histogram",
         .enabled(if: ServerFixture.haveCurl))
     func metrics() throws {
         let fixture = try ServerFixture()

@@ -24,7 +24,8 @@ struct TLSTests {
         return (dir + "/cert.pem", dir + "/key.pem")
     }
 
-    @Test("HTTPS with a self-signed certificate: curl verifies it, the cookie is Secure, HSTS is sent",
+    @Test(
+        "HTTPS with a self-signed certificate: curl verifies it, the cookie is Secure, HSTS is sent",
         .enabled(if: haveOpenSSL && ServerFixture.haveCurl))
     func https() throws {
         let dir = NSTemporaryDirectory() + "pushtrail-tls-" + UUID().uuidString
@@ -35,7 +36,8 @@ struct TLSTests {
             certificate: try String(contentsOfFile: files.certificate, encoding: .utf8),
             key: try String(contentsOfFile: files.key, encoding: .utf8))
         let fixture = try ServerFixture(tls: tls)
-        let secret = try AccessTokens.add(name: "ops", role: .admin, storePath: fixture.storePath, now: ServerFixture.now)
+        let secret = try AccessTokens.add(
+            name: "ops", role: .admin, storePath: fixture.storePath, now: ServerFixture.now)
         let verify = ["--cacert", files.certificate]
         let head = try fixture.request(
             "GET", "/v1/head", headers: ["Authorization: Bearer \(secret)"], scheme: "https", extra: verify)

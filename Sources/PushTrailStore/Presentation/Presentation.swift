@@ -177,7 +177,10 @@ public enum Presentation {
         ]
         if let rejects {
             fields.append(
-                ("rejects", .array(rejects.map { .object([("line", .int(Int64($0.line))), ("reason", .string($0.reason))]) })))
+                (
+                    "rejects",
+                    .array(rejects.map { .object([("line", .int(Int64($0.line))), ("reason", .string($0.reason))]) })
+                ))
             if omitted > 0 { fields.append(("rejects_omitted", .int(Int64(omitted)))) }
         }
         return .object(fields)

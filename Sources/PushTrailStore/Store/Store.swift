@@ -567,6 +567,8 @@ public struct StoreReader {
     /// The seqs filed under `key` in `index` (not `time`), in seq order.
     public func seqs(_ index: Layout.Index, key: [UInt8]) throws -> [UInt64] {
         precondition(index != .time, "the time index holds positions")
+        // LMDB refuses an empty key or one over 511 bytes; no such key is ever stored.
+        guard !key.isEmpty && key.count <= 511 else { return [] }
         return try txn.withCursor(store.indexes[index]) { cursor in
             var out: [UInt64] = []
             guard let (_, first) = try key.withUnsafeBytes({ try cursor.find($0) }) else { return out }
