@@ -8,9 +8,11 @@ and peak RSS come from wait4(2) / /usr/bin/time and /proc/PID/status.
 """
 import argparse
 import datetime
+import http.client
 import json
 import os
 import platform
+import re
 import shlex
 import shutil
 import statistics
@@ -19,12 +21,16 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MARKER = ".pushtrail-bench"
 MB = 1e6  # sizes and rates use MB = 10^6 bytes throughout
 LOADS = []  # the 1-minute load average at the start of every timed run
+SERVER_ROUNDS = 3  # wrk runs of each route, alternating; memory is compared between the first and the last
+CLI_RUNS = 200  # CLI processes per question, in sequence and then two at a time
+APPEND_CLIENTS = (1, 2, 4)  # concurrent POST clients
 
 
 def loadavg():
@@ -259,6 +265,158 @@ def met(ok):
     return "**met**" if ok else "**not met**"
 
 
+# ---------------------------------------------------------------- the server
+
+class Server:
+    """pushtrail-server over a store on 127.0.0.1:0. Its access log (a line per request)
+    goes to a file; the port is read from the start line."""
+
+    def __init__(self, exe, store, logpath, env):
+        self.logpath = logpath
+        self.logf = open(logpath, "wb")
+        self.p = subprocess.Popen([exe, "--store", store, "--listen", "127.0.0.1:0"], stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=self.logf, env=env)
+        self.pid = self.p.pid
+        self.port = None
+        deadline = time.monotonic() + 30
+        while self.port is None:
+            with open(logpath, "rb") as f:
+                first = f.readline()
+            m = re.match(rb"pushtrail-server: listening on http://127\.0\.0\.1:(\d+) ", first)
+            if m and first.endswith(b"\n"):
+                self.port = int(m.group(1))
+            elif self.p.poll() is not None or time.monotonic() > deadline:
+                if self.p.poll() is None:
+                    self.p.kill()
+                    self.p.wait()
+                die("pushtrail-server did not start (exit %s): %s" % (self.p.returncode, self.log_tail()))
+            else:
+                time.sleep(0.02)
+
+    def log_tail(self):
+        with open(self.logpath, "rb") as f:
+            return f.read()[-2000:].decode("utf-8", "replace").strip()
+
+    def status(self):
+        """(RssAnon kB, threads) of the server now."""
+        anon = threads = None
+        with open("/proc/%d/status" % self.pid) as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    anon = int(line.split()[1])
+                elif line.startswith("Threads:"):
+                    threads = int(line.split()[1])
+        return anon, threads
+
+    def cpu(self):
+        """The server's CPU time so far, user+sys, in seconds."""
+        with open("/proc/%d/stat" % self.pid) as f:
+            st = f.read()
+        fields = st[st.rindex(")") + 2:].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self, crashed_ok=False):
+        """SIGTERM, as a supervisor stops it; a graceful stop exits 0. Returns None, or with
+        crashed_ok the signal that ended a server already gone by itself."""
+        if crashed_ok and self.p.poll() is not None and self.p.returncode < 0:
+            self.logf.close()
+            return -self.p.returncode
+        self.p.terminate()
+        try:
+            rc = self.p.wait(60)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = self.p.wait()
+        self.logf.close()
+        if rc != 0:
+            die("pushtrail-server exited %d on SIGTERM: %s" % (rc, self.log_tail()))
+        return None
+
+
+class MemSampler(threading.Thread):
+    """Samples a server's RssAnon and thread count every `period` s, and once more when
+    stopped (a load shorter than the period has two samples): [t, kB, threads, tag()]."""
+
+    def __init__(self, server, period=0.5, tag=None):
+        super().__init__(daemon=True)
+        self.server, self.period, self.tag = server, period, tag
+        self.stop = threading.Event()
+        self.samples = []
+        self.t0 = time.perf_counter()
+
+    def sample(self):
+        try:
+            anon, threads = self.server.status()
+        except (OSError, ValueError):  # the server is gone: its caller finds out
+            return False
+        if anon is None:  # a zombie has no memory lines
+            return False
+        s = [round(time.perf_counter() - self.t0, 2), anon, threads]
+        if self.tag is not None:
+            s.append(self.tag())
+        self.samples.append(s)
+        return True
+
+    def run(self):
+        while self.sample() and not self.stop.wait(self.period):
+            pass
+
+    def finish(self):
+        self.stop.set()
+        self.join()
+        self.sample()
+        return self.samples
+
+
+def busy_cpu():
+    """CPU seconds the whole machine has spent busy so far (/proc/stat: all but idle and iowait)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def http_get(port, path, token):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        c.request("GET", path, headers={"Authorization": "Bearer " + token})
+        r = c.getresponse()
+        return r.status, r.read()
+    finally:
+        c.close()
+
+
+def poster(port, token, bodies, lock, cursor, results, failures, expect="appended"):
+    """One keep-alive client: POSTs the next body not yet taken until none is left; each
+    answer adds (perf_counter time, events appended) to results. Every line of a body must
+    come back as `expect` (appended, or duplicates for bodies sent again)."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    headers = {"Authorization": "Bearer " + token, "Content-Type": "application/x-ndjson"}
+    try:
+        while True:
+            with lock:
+                i = cursor[0]
+                cursor[0] += 1
+            if i >= len(bodies):
+                return
+            body, lines = bodies[i]
+            c.request("POST", "/v1/events", body=body, headers=headers)
+            r = c.getresponse()
+            data = r.read()
+            if r.status != 200:
+                failures.append("body %d: HTTP %d %s" % (i, r.status, data[:300].decode("utf-8", "replace")))
+                return
+            s = json.loads(data)
+            if s.get(expect) != lines:
+                failures.append("body %d: %d lines, answer %s" % (i, lines, data[:300].decode("utf-8", "replace")))
+                return
+            with lock:
+                results.append((time.perf_counter(), s["appended"]))
+    except (OSError, http.client.HTTPException, ValueError) as e:
+        failures.append("%s: %s" % (type(e).__name__, e))
+    finally:
+        c.close()
+
+
 # ---------------------------------------------------------------- the benchmark
 
 class Bench:
@@ -267,6 +425,7 @@ class Bench:
         self.work = a.workdir
         self.pt = a.pushtrail
         self.gen = a.gen
+        self.server_exe = getattr(a, "server", None)
         self.py = sys.executable
         self.n = a.events
         # A stream with Android users gets its own file, store and result names, so that it
@@ -279,7 +438,8 @@ class Bench:
             "command": a.command,
             "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "settings": {"ingest_reps": a.ingest_reps, "verify_reps": verify_reps(a.ingest_reps, a.events), "query_reps": a.query_reps,
-                         "jq_reps": a.jq_reps, "skip": sorted(a.skip)},
+                         "jq_reps": a.jq_reps, "skip": sorted(a.skip),
+                         "server_seconds": getattr(a, "server_seconds", None)},
             "phases_s": {},
         }
         if self.share:
@@ -656,6 +816,295 @@ COMMIT;
                              "exit": [r.rc for r in au]}
         self.phase("verify_audit", t0)
 
+    # -- server ----------------------------------------------------------------
+    def server(self):
+        """pushtrail-server on the bench's store: GET answers under wrk (32 keep-alive clients)
+        against the CLI asking the same questions one process each; then POST appends of the
+        whole input into fresh stores; the server's anonymous memory throughout."""
+        if "server" in self.a.skip:
+            return
+        t0 = time.perf_counter()
+        # The load average counts the server's busy threads: it would say nothing of other
+        # work from here on. The load at the start is kept, and the CPU time others used
+        # during each load is measured instead (/proc/stat less the server and the client).
+        loads = len(LOADS)
+        self.res["server"] = {"loadavg_1min_start": loadavg(), "seconds": self.a.server_seconds,
+                              "rounds": SERVER_ROUNDS,
+                              "wrk": "wrk -t 2 -c 32 -d %ds --latency -s Scripts/bench/wrk-paths.lua"
+                                     % self.a.server_seconds}
+        self.server_queries()
+        self.server_cli()
+        self.phase("server_queries", t0)
+        t0 = time.perf_counter()
+        self.server_appends()
+        self.phase("server_appends", t0)
+        del LOADS[loads:]
+
+    def token(self, store, name, role):
+        secret = output([self.pt, "--store", store, "token", "add", name, "--role", role]).decode().strip()
+        if not secret.startswith("pt_"):
+            die("token add printed no secret")
+        return secret
+
+    def server_paths(self):
+        routes = {"tasks": ["/v1/tasks/%d" % x for x in self.t["sample_tasks"]],
+                  "threads": ["/v1/threads/" + urllib.parse.quote(x, safe="") for x in self.t["sample_threads"]]}
+        files = {}
+        for name, paths in routes.items():
+            files[name] = self.path("paths-%s.txt" % name)
+            with open(files[name], "w") as f:
+                f.write("".join(p + "\n" for p in paths))
+        return routes, files
+
+    def server_queries(self):
+        sv = self.res["server"]
+        routes, files = self.server_paths()
+        secret = self.token(self.store, "bench-read", "read")
+        log("server: pushtrail-server on the store, %d task and %d thread ids…" % (
+            len(routes["tasks"]), len(routes["threads"])))
+        srv = Server(self.server_exe, self.store, self.path("server-queries.log"), self.env)
+        before, _ = srv.status()
+        # Untimed: the answers are the CLI's --json, byte for byte, for a task and a thread.
+        check = {}
+        for name, path, args in (("tasks", routes["tasks"][0], ["task", str(self.t["sample_tasks"][0])]),
+                                 ("threads", routes["threads"][0], ["thread", self.t["sample_threads"][0]])):
+            status, body = http_get(srv.port, path, secret)
+            check[name] = status == 200 and body == output([self.pt, "--store", self.store] + args + ["--json"])
+        check["ok"] = all(check.values())
+        self.res.setdefault("checks", {})["server"] = check
+        if not check["ok"]:
+            log("WARNING: the server's answers differ from the CLI's --json: %s" % check)
+        lua = os.path.join(HERE, "wrk-paths.lua")
+        q = {name: {k: [] for k in ("rps", "requests", "p50_ms", "p90_ms", "p99_ms", "max_ms", "mean_ms",
+                                    "socket_errors", "server_cpu_s", "wrk_cpu_s", "other_cpu_s", "anon_peak_kb",
+                                    "threads_peak")}
+             for name in routes}
+        round_peaks, samples = [], []
+        clock = time.perf_counter()
+        for rnd in range(SERVER_ROUNDS):
+            peak = 0
+            for name in routes:
+                log("server %s, round %d/%d: wrk -t 2 -c 32 for %d s…" % (
+                    name, rnd + 1, SERVER_ROUNDS, self.a.server_seconds))
+                env = dict(self.env, PT_BENCH_PATHS=files[name], PT_BENCH_TOKEN=secret)
+                outp = self.path("wrk-%s.out" % name)
+                sampler = MemSampler(srv)
+                c0, b0 = srv.cpu(), busy_cpu()
+                sampler.start()
+                with open(outp, "wb") as o:
+                    r = run(["wrk", "-t", "2", "-c", "32", "-d", "%ds" % self.a.server_seconds, "--latency",
+                             "-s", lua, "http://127.0.0.1:%d" % srv.port], stdout=o, env=env, what="wrk")
+                got = sampler.finish()
+                cpu = srv.cpu() - c0
+                other = busy_cpu() - b0 - cpu - r.cpu
+                with open(outp) as f:
+                    lines = [l for l in f.read().split("\n") if l.startswith("PTBENCH ")]
+                if not lines:
+                    die("wrk printed no summary (see %s)" % outp)
+                w = json.loads(lines[-1][len("PTBENCH "):])
+                if w["errors"]["status"]:
+                    die("%d of %d %s answers were not 2xx (see %s)" % (
+                        w["errors"]["status"], w["requests"], name, srv.logpath))
+                d, lat = q[name], w["latency_us"]
+                d["rps"].append(round(w["requests"] / (w["duration_us"] / 1e6), 1))
+                d["requests"].append(w["requests"])
+                for k in ("p50", "p90", "p99", "max", "mean"):
+                    d[k + "_ms"].append(round(lat[k] / 1000, 3))
+                d["socket_errors"].append(sum(v for k, v in w["errors"].items() if k != "status"))
+                d["server_cpu_s"].append(round(cpu, 2))
+                d["wrk_cpu_s"].append(round(r.cpu, 2))
+                d["other_cpu_s"].append(round(max(other, 0), 2))
+                d["anon_peak_kb"].append(max(s[1] for s in got))
+                d["threads_peak"].append(max(s[2] for s in got))
+                off = round(sampler.t0 - clock, 2)
+                samples += [[round(s[0] + off, 2), s[1], s[2], name] for s in got]
+                peak = max(peak, d["anon_peak_kb"][-1])
+                log("  %s req/s, p50 %.2f ms, p99 %.2f ms; CPU: server %.1f s, wrk %.1f s, others %.1f s; "
+                    "RssAnon peak %d kB, %d threads" % (fmt_int(d["rps"][-1]), d["p50_ms"][-1], d["p99_ms"][-1],
+                                                         cpu, r.cpu, other, d["anon_peak_kb"][-1],
+                                                         d["threads_peak"][-1]))
+            round_peaks.append(peak)
+        time.sleep(1)
+        after, _ = srv.status()
+        srv.stop()
+        sv["paths"] = {name: len(p) for name, p in routes.items()}
+        sv["queries"] = q
+        sv["query_memory"] = {"before_kb": before, "peak_kb": max(round_peaks), "after_kb": after,
+                              "round_peaks_kb": round_peaks, "samples": samples}
+
+    def server_cli(self):
+        """The same questions asked of the CLI, a process each: in sequence, then two at a time."""
+        sv = self.res["server"]
+        out = {}
+        for name, sub, ids in (("tasks", "task", [str(x) for x in self.t["sample_tasks"]]),
+                               ("threads", "thread", self.t["sample_threads"])):
+            cmds = [[self.pt, "--store", self.store, sub, ids[i % len(ids)], "--json"] for i in range(CLI_RUNS)]
+            failed = []
+
+            def ask(part):
+                for c in part:
+                    if subprocess.run(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      env=self.env).returncode != 0:
+                        failed.append(c)
+
+            log("CLI: %d × `%s ID --json` in sequence, then two at a time…" % (CLI_RUNS, sub))
+            t0 = time.perf_counter()
+            ask(cmds)
+            seq = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            ts = [threading.Thread(target=ask, args=(cmds[k::2],)) for k in range(2)]
+            for th in ts:
+                th.start()
+            for th in ts:
+                th.join()
+            par = time.perf_counter() - t0
+            if failed:
+                die("%d CLI runs failed, e.g. %s" % (len(failed), " ".join(failed[0])))
+            out[name] = {"runs": CLI_RUNS, "sequential_s": round(seq, 3), "sequential_qps": round(CLI_RUNS / seq, 1),
+                         "parallel2_s": round(par, 3), "parallel2_qps": round(CLI_RUNS / par, 1)}
+            log("  %.0f questions/s in sequence, %.0f two at a time" % (CLI_RUNS / seq, CLI_RUNS / par))
+        sv["cli"] = out
+
+    def server_bodies(self):
+        """The input as POST bodies of 10,000 lines (fewer when that makes fewer than 100 bodies)."""
+        per = max(1, min(10000, -(-self.t["lines"] // 100)))
+        bodies, chunk = [], []
+        with open(self.ndjson, "rb") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                chunk.append(line if line.endswith(b"\n") else line + b"\n")
+                if len(chunk) == per:
+                    bodies.append((b"".join(chunk), per))
+                    chunk = []
+        if chunk:
+            bodies.append((b"".join(chunk), len(chunk)))
+        return bodies, per
+
+    def server_appends(self):
+        """Each client count in turn, repeated: a fresh store and server, the bodies POSTed
+        by that many keep-alive clients, then a graceful stop, `head` and `verify`. A server
+        that dies under the load is recorded (its signal, the bodies answered before), its
+        store checked all the same: every answered body must be in it."""
+        sv = self.res["server"]
+        bodies, per = self.server_bodies()
+        R = self.a.ingest_reps
+        store = self.path("served")
+        keys = ("wall_s", "events_per_s", "server_cpu_s", "client_cpu_s", "other_cpu_s", "anon_before_kb",
+                "anon_peak_kb", "anon_after_kb", "threads_peak", "first_half_peak_kb", "second_half_peak_kb",
+                "store_bytes", "store_format")
+        runs = {str(c): {k: [] for k in keys} for c in APPEND_CLIENTS}
+        for rep in range(R):
+            for clients in APPEND_CLIENTS:
+                log("server append %d/%d: %d bodies of %s lines, %d client(s)…" % (
+                    rep + 1, R, len(bodies), fmt_int(per), clients))
+                rm(store)
+                output([self.pt, "--store", store, "ingest", "-q", "/dev/null"])
+                secret = self.token(store, "bench-ingest", "ingest")
+                os.sync()
+                srv = Server(self.server_exe, store, self.path("server-appends.log"), self.env)
+                before, _ = srv.status()
+                lock, cursor, results, failures = threading.Lock(), [0], [], []
+                sampler = MemSampler(srv, tag=lambda: len(results))
+                c0, b0, p0 = srv.cpu(), busy_cpu(), os.times()
+                sampler.start()
+                t0 = time.perf_counter()
+                ts = [threading.Thread(target=poster, args=(srv.port, secret, bodies, lock, cursor, results,
+                                                            failures)) for _ in range(clients)]
+                for th in ts:
+                    th.start()
+                for th in ts:
+                    th.join()
+                wall = time.perf_counter() - t0
+                got = sampler.finish()
+                alive = srv.p.poll() is None
+                cpu = srv.cpu() - c0 if alive else None
+                p1 = os.times()
+                mine = (p1.user + p1.system) - (p0.user + p0.system)
+                other = busy_cpu() - b0 - (cpu or 0) - mine
+                after = repeat = None
+                if alive:
+                    time.sleep(0.5)
+                    after, _ = srv.status()
+                if alive and not failures and clients == 1 and rep == R - 1:
+                    repeat = self.server_repeat(srv, secret, bodies)
+                signal = srv.stop(crashed_ok=True)
+                if failures and signal is None:
+                    die("server append: %s" % failures[0])
+                acked = sorted(t - t0 for t, _ in results)
+                acked_events = sum(n for _, n in results)
+                d = runs[str(clients)]
+                stats = json.loads(output([self.pt, "--store", store, "stats", "--json"]))
+                v = run([self.pt, "--store", store, "verify"], env=self.env, what="pushtrail verify (served store)")
+                if signal is not None:
+                    # Every answered body is durable: the store holds at least those events.
+                    if stats["events"] < acked_events:
+                        die("the served store holds %d events, but %d were acknowledged before the crash" % (
+                            stats["events"], acked_events))
+                    crash = {"signal": signal, "bodies_answered": len(acked), "events_answered": acked_events,
+                             "store_events": stats["events"], "verify_s": round(v.wall, 2),
+                             "anon_peak_kb": max([x[1] for x in got if x[1] is not None] or [0]),
+                             "answered_s": round(acked[-1], 4) if acked else None,
+                             "log": srv.log_tail()[-600:]}
+                    d.setdefault("crashes", []).append(crash)
+                    d.setdefault("acked_s", []).append([round(x, 4) for x in acked])
+                    log("  the server died (signal %d) after %d of %d bodies (%.2f s); its store holds %s events, "
+                        "verify ok" % (signal, len(acked), len(bodies), acked[-1] if acked else 0,
+                                       fmt_int(stats["events"])))
+                    rm(store)
+                    continue
+                if stats["events"] != self.t["lines"]:
+                    die("the served store holds %s events, the input %d lines" % (stats["events"], self.t["lines"]))
+                d["wall_s"].append(round(wall, 4))
+                d["events_per_s"].append(round(self.t["lines"] / wall, 1))
+                d["server_cpu_s"].append(round(cpu, 2))
+                d["client_cpu_s"].append(round(mine, 2))
+                d["other_cpu_s"].append(round(max(other, 0), 2))
+                d["anon_before_kb"].append(before)
+                d["anon_peak_kb"].append(max(s[1] for s in got))
+                d["anon_after_kb"].append(after)
+                d["threads_peak"].append(max(s[2] for s in got))
+                half = len(bodies) // 2
+                # Samples once the first answer is in, up to half the bodies, against those after.
+                d["first_half_peak_kb"].append(max([s[1] for s in got if 0 < s[3] < half] or [None]))
+                d["second_half_peak_kb"].append(max([s[1] for s in got if s[3] >= half] or [None]))
+                d["store_bytes"].append(stats["store_bytes"])
+                d["store_format"].append(stats["format"])
+                d.setdefault("acked_s", []).append([round(x, 4) for x in acked])
+                d["samples"] = got  # the last run's
+                if repeat:
+                    d["repeat"] = repeat
+                log("  %.2f s, %s events/s; CPU: server %.1f s, clients %.1f s, others %.1f s; "
+                    "RssAnon %d → peak %d → %d kB; store %s (format %d); verify ok" % (
+                        wall, fmt_int(self.t["lines"] / wall), cpu, mine, other, before, d["anon_peak_kb"][-1],
+                        after, fmt_mb(stats["store_bytes"]), stats["format"]))
+                rm(store)
+        sv["appends"] = {"lines_per_body": per, "bodies": len(bodies), "runs": runs}
+
+    def server_repeat(self, srv, secret, bodies):
+        """The same bodies sent once more to the server that has just stored them: all
+        duplicates, so the store does not change and the memory should not either. Its
+        memory grows during the first pass with the store (a body's transaction touches
+        more pages of larger trees); against that, this pass shows whether it grows with
+        the number of requests."""
+        log("  the same %d bodies again (duplicates: the store stays as it is)…" % len(bodies))
+        lock, cursor, results, failures = threading.Lock(), [0], [], []
+        sampler = MemSampler(srv, tag=lambda: len(results))
+        c0 = srv.cpu()
+        sampler.start()
+        t0 = time.perf_counter()
+        poster(srv.port, secret, bodies, lock, cursor, results, failures, expect="duplicates")
+        wall = time.perf_counter() - t0
+        got = sampler.finish()
+        if failures:
+            die("server append, bodies sent again: %s" % failures[0])
+        time.sleep(0.5)
+        after, _ = srv.status()
+        r = {"bodies": len(bodies), "wall_s": round(wall, 4), "server_cpu_s": round(srv.cpu() - c0, 2),
+             "anon_peak_kb": max(x[1] for x in got), "anon_after_kb": after}
+        log("  %.2f s; RssAnon peak %d kB, then %d kB" % (wall, r["anon_peak_kb"], after))
+        return r
+
     # -- report ----------------------------------------------------------------
     def report(self):
         res, t = self.res, self.t
@@ -782,6 +1231,8 @@ COMMIT;
                      "; ".join(o for o in other if not o.startswith("sqlite3")) or "—",
                      "data.mdb ÷ NDJSON **%s**" % fmt_ratio(st), "≤ 1.6×",
                      target("store_size", st <= 1.6, {"ratio": st}, "<= 1.6x NDJSON")])
+        if res.get("server"):
+            rows += self.server_rows(res["server"], target)
         # growth
         growth = self.growth()
         judged = False
@@ -806,6 +1257,145 @@ COMMIT;
         res["growth"] = growth
         res["targets"] = targets
         self.rows = rows
+
+    def server_rows(self, sv, target):
+        """The table's rows of the server section (`report` passes its target recorder)."""
+        rows = []
+        q, cli = sv["queries"], sv["cli"]
+
+        def others(d):
+            o = d.get("other_cpu_s")
+            return "; other processes' CPU %s a run" % fmt_time(o, "s") if o else ""
+
+        for name, route, cmd in (("tasks", "/v1/tasks/{id}", "task ID --json"),
+                                 ("threads", "/v1/threads/{id}", "thread ID --json")):
+            d, c = q[name], cli[name]
+            rps = med(d["rps"])
+            ratio, ratio_seq = rps / c["parallel2_qps"], rps / c["sequential_qps"]
+            spread = " (%s–%s)" % (fmt_int(min(d["rps"])), fmt_int(max(d["rps"]))) if len(d["rps"]) > 1 else ""
+            errors = sum(d["socket_errors"])
+            rows.append(["server `GET %s`, 32 clients, %d ids (req/s)" % (route, sv["paths"][name]),
+                         fmt_int(rps) + spread, "—",
+                         "CLI `%s`, a process each: %s/s in sequence, %s/s two at a time" % (
+                             cmd, fmt_int(c["sequential_qps"]), fmt_int(c["parallel2_qps"])),
+                         "server ÷ CLI two at a time **%s** (in sequence %s)%s" % (
+                             fmt_ratio(ratio), fmt_ratio(ratio_seq),
+                             "; %d socket errors" % errors if errors else ""),
+                         "≥ 5,000 req/s and ≥ 10× the CLI",
+                         target("server_" + name, rps >= 5000 and ratio >= 10,
+                                {"req_per_s": rps, "ratio_vs_cli": ratio}, ">= 5000 req/s, >= 10x the CLI")])
+            p99 = med(d["p99_ms"])
+            cpu_us = sum(d["server_cpu_s"]) / sum(d["requests"]) * 1e6
+            wrk_share = sum(d["wrk_cpu_s"]) / (sum(d["wrk_cpu_s"]) + sum(d["server_cpu_s"]))
+            rows.append(["server `GET %s` latency p50 / p99 (ms)" % route,
+                         "%.2f / %.2f" % (med(d["p50_ms"]), p99), "—", "—",
+                         "p90 %.2f ms, max %.1f ms; server CPU %.0f µs a request (wrk: %.0f%% of the CPU used%s)" % (
+                             med(d["p90_ms"]), max(d["max_ms"]), cpu_us, wrk_share * 100, others(d)),
+                         "p99 ≤ 20 ms",
+                         target("server_%s_p99" % name, p99 <= 20, {"p99_ms": p99}, "<= 20 ms")])
+        m = sv["query_memory"]
+        first, last = m["round_peaks_kb"][0], m["round_peaks_kb"][-1]
+        grows = last > first * 1.1 + 4096
+        peak_mb = m["peak_kb"] * 1024 / MB
+        rows.append(["server RssAnon under queries: before / peak / after (MB)",
+                     "%.1f / %.1f / %.1f" % (m["before_kb"] * 1024 / MB, peak_mb, m["after_kb"] * 1024 / MB),
+                     "—", "—",
+                     "peak by round (both routes): %s MB; up to %d threads" % (
+                         ", ".join("%.1f" % (x * 1024 / MB) for x in m["round_peaks_kb"]),
+                         max(max(q[n]["threads_peak"]) for n in q)),
+                     "≤ 200 MB, not growing",
+                     target("server_query_memory", peak_mb <= 200 and not grows,
+                            {"peak_mb": peak_mb, "first_round_kb": first, "last_round_kb": last},
+                            "<= 200 MB, last round's peak <= 1.1x the first's + 4 MiB")])
+        ap = sv["appends"]
+        lines, per = self.t["lines"], ap["lines_per_body"]
+        cli_eps = lines / med(self.res["ingest"]["pushtrail"]["wall_s"])
+        cli_store = self.res["sizes"]["pushtrail_data_mdb"]
+        eps = {c: med(d["events_per_s"]) for c, d in ap["runs"].items() if d["events_per_s"]}
+        best = max(eps, key=lambda c: eps[c]) if eps else None
+        one = ap["runs"].get("1", {}).get("acked_s", [])
+
+        def one_client_rate(k):
+            """1 client's events/s over its first k bodies, median of its complete runs."""
+            xs = [k * per / a[k - 1] for a in one if len(a) >= k and a[k - 1] > 0]
+            return med(xs)
+
+        crashed = [c for c, d in ap["runs"].items() if d.get("crashes")]
+        judged = False
+        for c, d in ap["runs"].items():
+            label = "server append: %d bodies of %s lines, %s client%s (s)" % (
+                ap["bodies"], fmt_int(per), c, "" if c == "1" else "s")
+            crashes = d.get("crashes", [])
+            goal, status = "—", "—"
+            if c == best:
+                goal = "best complete run ≥ 0.7× the CLI"
+                status = target("server_append", eps[c] / cli_eps >= 0.7,
+                                {"events_per_s": eps[c], "clients": int(c), "ratio_vs_cli": eps[c] / cli_eps},
+                                ">= 0.7x CLI ingest (best client count)")
+            if crashes:
+                goal = (goal + "; " if goal != "—" else "") + "no crash"
+                if not judged:
+                    target("server_append_completes", False, {"crashed_with_clients": [int(x) for x in crashed]},
+                           "every append run completes")
+                    judged = True
+                status = (status + "; " if status != "—" else "") + "**not met**"
+            parts = []
+            if d["events_per_s"]:
+                sb = med(d["store_bytes"])
+                parts.append("HTTP ÷ CLI **%s**; server CPU %s%s; served store %s (%s the CLI's), %s" % (
+                    fmt_ratio(eps[c] / cli_eps), fmt_time(d["server_cpu_s"], "s"), others(d), fmt_mb(sb),
+                    fmt_ratio(sb / cli_store),
+                    "records stored whole" if max(d["store_format"]) == 1 else "records compressed"))
+            if crashes:
+                k = min(x["bodies_answered"] for x in crashes)
+                rate = med([x["events_answered"] / x["answered_s"] for x in crashes if x["answered_s"]])
+                ref = one_client_rate(k) if k else None
+                parts.append("**the server crashed** (signal %s) in %d of %d runs, after %s of %d bodies; "
+                             "until then %s events/s%s; its store kept every answered body, verify ok" % (
+                                 "/".join(sorted(set(str(x["signal"]) for x in crashes))), len(crashes),
+                                 len(crashes) + len(d["wall_s"]),
+                                 ", ".join(str(x["bodies_answered"]) for x in crashes), ap["bodies"],
+                                 fmt_int(rate) if rate else "—",
+                                 " (1 client over its first %d bodies: %s)" % (k, fmt_int(ref)) if ref else ""))
+            shown = ("%s; **%s events/s**" % (fmt_time(d["wall_s"], "s"), fmt_int(eps[c]))
+                     if d["events_per_s"] else "crashed")
+            rows.append([label, shown, "—", "CLI `ingest` of the same file: %s events/s, store %s" % (
+                fmt_int(cli_eps), fmt_mb(cli_store)), "; ".join(parts), goal, status])
+        runs = [d for d in ap["runs"].values() if d["anon_peak_kb"]]
+        cp = ["%s: %.1f" % (c, max(x.get("anon_peak_kb") or 0 for x in d["crashes"]) * 1024 / MB)
+              for c, d in ap["runs"].items() if d.get("crashes")]
+        crash_peaks = "; runs that crashed, peak until then: %s MB" % ", ".join(cp) if cp else ""
+        if runs:
+            peak = max(max(d["anon_peak_kb"]) for d in runs)
+            h1 = max([x for d in runs for x in d["first_half_peak_kb"] if x is not None] or [0])
+            h2 = max([x for d in runs for x in d["second_half_peak_kb"] if x is not None] or [0])
+            halves = ("%.1f / %.1f MB" % (h1 * 1024 / MB, h2 * 1024 / MB)) if h1 else "— (too short for a sample)"
+            rp = ap["runs"].get("1", {}).get("repeat")
+            if rp:
+                # The store grows during a pass, and the memory with it; the repeat sends as
+                # many requests again to an unchanging store.
+                first = ap["runs"]["1"]["anon_peak_kb"][-1]
+                grows = rp["anon_peak_kb"] > first * 1.1 + 4096
+                halves += "; the same bodies sent again (duplicates, the store unchanged): peak %.1f MB, " \
+                          "after %.1f MB" % (rp["anon_peak_kb"] * 1024 / MB, rp["anon_after_kb"] * 1024 / MB)
+                goal = "repeat's peak <= 1.1x the first pass's + 4 MiB"
+                value = {"first_pass_kb": first, "repeat_kb": rp["anon_peak_kb"]}
+            else:
+                grows = bool(h1) and h2 > h1 * 1.1 + 4096
+                goal = "second half's peak <= 1.1x the first's + 4 MiB"
+                value = {"first_half_kb": h1, "second_half_kb": h2}
+            rows.append(["server RssAnon under appends: before / peak / after (MB)",
+                         "%.1f / %.1f / %.1f" % (max(max(d["anon_before_kb"]) for d in runs) * 1024 / MB,
+                                                 peak * 1024 / MB,
+                                                 max(max(d["anon_after_kb"]) for d in runs) * 1024 / MB), "—", "—",
+                         "complete runs; peak by clients: %s MB; while the first / second half of the bodies "
+                         "went in: %s%s" % (", ".join("%s: %.1f" % (c, max(d["anon_peak_kb"]) * 1024 / MB)
+                                                      for c, d in ap["runs"].items() if d["anon_peak_kb"]), halves,
+                                            crash_peaks),
+                         "≤ 200 MB, not growing",
+                         target("server_append_memory", peak * 1024 / MB <= 200 and not grows,
+                                dict(value, peak_mb=peak * 1024 / MB), "<= 200 MB, " + goal)])
+        return rows
 
     def growth(self):
         out = []
@@ -863,6 +1453,16 @@ COMMIT;
             s["ingest_reps"], s.get("verify_reps", s["ingest_reps"]),
             " (after a first one)" if "first_wall_s" in res["verify"] else "", s["query_reps"], jq,
             "; skipped: " + ", ".join(skipped) if skipped else ""))
+        sv = res.get("server")
+        if sv:
+            ap = sv["appends"]
+            la = sv.get("loadavg_1min_start")
+            lines.append("Server: `wrk -t 2 -c 32` (2 threads, 32 keep-alive connections, a bearer token), %d runs of "
+                         "%d s per route, taking turns; the CLI %d processes per question; appends as %d POST bodies, "
+                         "%d run(s) per client count, each into a fresh store and server%s." % (
+                             sv["rounds"], sv["seconds"], sv["cli"]["tasks"]["runs"], ap["bodies"],
+                             len(next(iter(ap["runs"].values()))["wall_s"]),
+                             "; load average at its start %.2f" % la if la is not None else ""))
         lines.append("")
         lines.append("| measurement | pushtrail | sqlite3 | other baseline | ratio | target | result |")
         lines.append("|---|---|---|---|---|---|---|")
@@ -919,11 +1519,15 @@ def main():
     ap.add_argument("--query-reps", type=int, required=True)
     ap.add_argument("--jq-reps", type=int, required=True)
     ap.add_argument("--skip", default="")
+    ap.add_argument("--server", default=None)  # pushtrail-server; the server section needs it
+    ap.add_argument("--server-seconds", type=int, default=10)
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--command", default="Scripts/bench.sh")
     ap.add_argument("--started-ns", type=int, default=None)
     a = ap.parse_args()
     a.skip = set(x for x in a.skip.split(",") if x)
+    if "server" not in a.skip and not a.server:
+        die("the server section needs --server PATH (or --skip server)")
     if not 0 <= a.android_share <= 1:
         die("--android-share must be a number from 0 to 1, got %s" % a.android_share)
     t_start = time.perf_counter()
@@ -950,6 +1554,7 @@ def main():
     b.ingest()
     b.queries()
     b.verify_audit()
+    b.server()
     if a.started_ns:
         b.res["runtime_s"] = round((time.time_ns() - a.started_ns) / 1e9, 1)
     else:

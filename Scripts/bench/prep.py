@@ -15,6 +15,8 @@ One pass over the generated NDJSON:
       - user: users sorted by (number of events, name), the middle one;
   * records the expected result sizes, used to check that pushtrail, sqlite3 and jq
     select the same events;
+  * samples the ids the server is asked about: up to 300 task ids and 300 thread ids,
+    evenly spaced over the sorted ids of the tasks and threads that have a notification;
   * with --mdb-load, writes mdb_load's input (mdb_dump "print" format): key = 8-byte
     big-endian seq (1, 2, 3 … in line order, \\xx-escaped), value = the line as is
     (only "\\" doubled), one record per non-blank line.
@@ -137,6 +139,10 @@ def main(argv):
     ucount, user = users[len(users) // 2]
     thread_notifs = sorted(n for n, th in notif_thread.items() if th == chosen)
 
+    def spread(xs, n=300):
+        xs = sorted(xs)
+        return xs if len(xs) <= n else [xs[i * len(xs) // n] for i in range(n)]
+
     result = {
         "lines": lines,
         "bytes": size,
@@ -150,6 +156,8 @@ def main(argv):
         "users": len(users),
         "threads": len(thread_count),
         "tasks": len(task_count),
+        "sample_tasks": spread(set(thread_task.values())),
+        "sample_threads": spread(thread_task),
     }
     with open(out, "w") as o:
         json.dump(result, o, indent=1)
