@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import PushTrailStore
 
 #if canImport(Glibc)
     import Glibc
@@ -260,13 +261,14 @@ public final class HTTPServer: @unchecked Sendable {
             let state = RequestState(method: methodName)
             slot.pointee = Unmanaged.passRetained(state).toOpaque()
             server.inFlight.locked { server.running += 1 }
+            let headers = headers(connection)
             let request = HTTPRequest(
                 method: methodName, path: url.map { String(cString: $0) } ?? "/",
-                query: values(connection, .GET_ARGUMENT_KIND), headers: values(connection, .HEADER_KIND),
+                query: arguments(connection), headers: headers.values,
                 clientIsLoopback: pushtrail_mhd_client_is_loopback(connection) != 0, isTLS: server.tls)
             // A body whose length is ambiguous (request smuggling) is refused, and the
             // connection closed: what follows it cannot be trusted to be a request.
-            if let ambiguity = framingProblem(connection) {
+            if let ambiguity = headers.ambiguity {
                 return server.send(
                     Routes.error(400, ambiguity, route: "(refused)", headers: [("Connection", "close")]), state,
                     connection)
@@ -381,60 +383,55 @@ public final class HTTPServer: @unchecked Sendable {
         return MHD_queue_response(connection, response.status, made)
     }
 
-    /// Why the request's body length is ambiguous, if it is: `Content-Length` with
-    /// `Transfer-Encoding`, `Content-Length` twice, or a header name with white space
-    /// (which some servers trim and others do not).
-    static func framingProblem(_ connection: OpaquePointer) -> String? {
-        final class Box {
-            var lengths = 0
-            var encodings = 0
-            var spaced = false
-        }
-        let box = Box()
-        _ = MHD_get_connection_values(
-            connection, .HEADER_KIND,
-            { cls, _, key, _ in
-                guard let cls, let key else { return .YES }
-                let box = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue()
-                let name = UnsafeRawBufferPointer(start: key, count: strlen(key))
-                if name.contains(where: { $0 == 0x20 || $0 == 0x09 }) { box.spaced = true }
-                let lower = String(decoding: name, as: UTF8.self).lowercased()
-                if lower == "content-length" { box.lengths += 1 }
-                if lower == "transfer-encoding" { box.encodings += 1 }
-                return .YES
-            }, Unmanaged.passUnretained(box).toOpaque())
-        if box.lengths > 0 && box.encodings > 0 {
-            return "a request may not have both Content-Length and Transfer-Encoding"
-        }
-        if box.lengths > 1 { return "a request may have one Content-Length only" }
-        if box.spaced { return "a header name may not hold white space" }
-        return nil
-    }
-
     /// `MHD_RESPMEM_MUST_COPY` (its Swift name depends on how the importer trims the
     /// case names, so it is taken by value): the library copies the body.
     static let mustCopy = MHD_ResponseMemoryMode(rawValue: 2)!
 
-    /// The query's arguments (decoded by libmicrohttpd) or the headers (names lower-cased).
-    static func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [String: String] {
-        final class Box {
-            var values: [String: String] = [:]
-            var lowercased = false
+    /// The query's arguments, decoded by libmicrohttpd; the last of a repeated name wins.
+    static func arguments(_ connection: OpaquePointer) -> [String: String] {
+        var values: [String: String] = [:]
+        for (name, value) in pairs(connection, .GET_ARGUMENT_KIND) { values[name] = value }
+        return values
+    }
+
+    /// The headers by lower-cased name (the last of a repeated name wins), and why the
+    /// body's length is ambiguous, if it is: `Content-Length` with `Transfer-Encoding`,
+    /// `Content-Length` twice, or a header name with white space (which some servers
+    /// trim and others do not).
+    static func headers(_ connection: OpaquePointer) -> (values: [String: String], ambiguity: String?) {
+        var values: [String: String] = [:]
+        var lengths = 0
+        var spaced = false
+        for (name, value) in pairs(connection, .HEADER_KIND) {
+            let lower = name.lowercased()
+            values[lower] = value
+            if lower == "content-length" { lengths += 1 }
+            if name.utf8.contains(where: { $0 == 0x20 || $0 == 0x09 }) { spaced = true }
         }
+        let ambiguity: String? =
+            lengths > 0 && values["transfer-encoding"] != nil
+            ? "a request may not have both Content-Length and Transfer-Encoding"
+            : lengths > 1
+                ? "a request may have one Content-Length only"
+                : spaced ? "a header name may not hold white space" : nil
+        return (values, ambiguity)
+    }
+
+    /// Every name and value of one kind, in order, as libmicrohttpd holds them.
+    static func pairs(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [(String, String)] {
+        final class Box { var pairs: [(String, String)] = [] }
         let box = Box()
-        box.lowercased = kind == .HEADER_KIND
         _ = MHD_get_connection_values(
             connection, kind,
             { cls, _, key, value in
                 guard let cls, let key else { return .YES }
-                let box = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue()
-                let name = String(decoding: UnsafeRawBufferPointer(start: key, count: strlen(key)), as: UTF8.self)
-                box.values[box.lowercased ? name.lowercased() : name] =
-                    value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self) }
-                    ?? ""
+                let text = { (c: UnsafePointer<CChar>) in
+                    String(decoding: UnsafeRawBufferPointer(start: c, count: strlen(c)), as: UTF8.self)
+                }
+                Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue().pairs.append((text(key), value.map(text) ?? ""))
                 return .YES
             }, Unmanaged.passUnretained(box).toOpaque())
-        return box.values
+        return box.pairs
     }
 
     /// Lends `body` a socket address for an IPv4 or IPv6 literal.
@@ -462,4 +459,11 @@ public final class HTTPServer: @unchecked Sendable {
         if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
         return host == "::1"
     }
+}
+
+/// The monotonic clock in nanoseconds.
+func monotonicNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }

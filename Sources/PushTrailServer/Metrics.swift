@@ -1,3 +1,5 @@
+import PushTrailStore
+
 /// What `/metrics` reports, in Prometheus' text format: events appended, requests by
 /// route template and status, request latency by route, and the store's size. Labels
 /// are route templates and statuses only, so their number is fixed.

@@ -19,14 +19,10 @@ final class EventFeed: @unchecked Sendable {
     let store: Store
     private let monitor = Monitor()
     private var stopped = false
-    private var generation = 0
 
     init(store: Store) { self.store = store }
 
-    func appended() {
-        monitor.locked { generation += 1 }
-        monitor.broadcast()
-    }
+    func appended() { monitor.broadcast() }
 
     func stop() {
         monitor.locked { stopped = true }
@@ -38,8 +34,7 @@ final class EventFeed: @unchecked Sendable {
     /// Waits until an append here, a stop, or `pollSeconds`.
     func pause() {
         monitor.locked {
-            let seen = generation
-            if !stopped && generation == seen { monitor.wait(seconds: EventFeed.pollSeconds) }
+            if !stopped { monitor.wait(seconds: EventFeed.pollSeconds) }
         }
     }
 }

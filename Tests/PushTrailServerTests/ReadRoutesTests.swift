@@ -10,69 +10,21 @@ import Testing
 /// question, and errors must be the documented statuses with a JSON reason.
 @Suite("pushtrail-server: the read routes answer with the CLI's JSON")
 final class ReadRoutesTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    /// 2026-12-01T09:30:00Z, for `now` and relative times, on both sides.
-    static let now = Timestamp(microseconds: 1_796_117_400_000_000)
+    let fixture: ServerFixture
+    var store: Store { fixture.store }
+    var server: HTTPServer { fixture.server }
 
-    let dir: String
-    let store: Store
-    let server: HTTPServer
-    let lines = LogLines()
-
-    final class LogLines: @unchecked Sendable {
-        private let lock = NSLock()
-        private var lines: [String] = []
-        func append(_ line: String) { lock.withLock { lines.append(line) } }
-        var all: [String] { lock.withLock { lines } }
-    }
-
-    init() throws {
-        dir = NSTemporaryDirectory() + "pushtrail-server-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let ingest = Self.cli(["--store", dir + "/store", "ingest", Self.root.path + "/Samples/events.ndjson"])
-        guard ingest.status == 0 else { throw CLIFailure(description: "ingest: \(ingest.stderr)") }
-        store = try Store(path: dir + "/store", create: false)
-        let routes = Routes(store: store, clock: { ReadRoutesTests.now })
-        let log = lines
-        server = HTTPServer(handler: { routes.answer($0) }, completed: { log.append($0.logLine) })
-        try server.start(host: "127.0.0.1", port: 0)
-    }
-
-    deinit {
-        server.stop()
-        try? FileManager.default.removeItem(atPath: dir)
-    }
+    init() throws { fixture = try ServerFixture() }
 
     struct CLIFailure: Error, CustomStringConvertible { let description: String }
 
-    /// Runs the CLI in-process.
-    static func cli(_ argv: [String]) -> (status: Int32, stdout: [UInt8], stderr: String) {
-        let out = OutputStream()
-        let err = OutputStream()
-        let context = Context(stdout: out, stderr: err, environment: [:], clock: { now }, stdinIsTerminal: false)
-        let status = PushTrail.main(argv, context: context)
-        return (status, out.captured, String(decoding: err.captured, as: UTF8.self))
-    }
+    /// Runs the CLI in-process on the served store.
+    func cli(_ argv: [String]) -> (status: Int32, stdout: [UInt8], stderr: String) { fixture.cli(argv) }
 
     /// `curl` of `path` on the server: status and body.
     func get(_ path: String, method: String = "GET") throws -> (status: Int, body: [UInt8]) {
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        curl.arguments = [
-            "curl", "-s", "-g", "-X", method, "-o", "-", "-w", "\n%{http_code}", "--max-time", "10",
-            "http://127.0.0.1:\(server.port)\(path)",
-        ]
-        let pipe = Pipe()
-        curl.standardOutput = pipe
-        try curl.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        curl.waitUntilExit()
-        var bytes = [UInt8](data)
-        guard let cut = bytes.lastIndex(of: UInt8(ascii: "\n")) else { throw CLIFailure(description: "no status") }
-        let status = Int(String(decoding: bytes[(cut + 1)...], as: UTF8.self)) ?? -1
-        bytes.removeSubrange(cut...)
-        return (status, bytes)
+        let answer = try fixture.request(method, path, timeout: 10)
+        return (answer.status, answer.body)
     }
 
     /// Sends `request` as written on a new connection; the start of the answer.
@@ -104,13 +56,13 @@ final class ReadRoutesTests {
         return n > 0 ? String(decoding: buffer[..<n], as: UTF8.self) : ""
     }
 
-    static var haveCurl: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") }
+    static var haveCurl: Bool { ServerFixture.haveCurl }
 
     @Test(
         "every task and thread of the sample, and a spread of at values, equal task/thread --json",
         .enabled(if: haveCurl))
     func equivalence() throws {
-        let stats = Self.cli(["--store", dir + "/store", "stats", "--json"])
+        let stats = cli(["stats", "--json"])
         #expect(stats.status == 0)
         var tasks: Set<Int64> = []
         var threads: Set<String> = []
@@ -129,7 +81,7 @@ final class ReadRoutesTests {
                 at.map { "?at=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? ""
             let atArgs = at.map { ["--at", $0] } ?? []
             for task in tasks.sorted() {
-                let cli = Self.cli(["--store", dir + "/store", "task", String(task), "--json"] + atArgs)
+                let cli = cli(["task", String(task), "--json"] + atArgs)
                 let http = try get("/v1/tasks/\(task)\(query)")
                 if cli.status == 0 {
                     #expect(http.status == 200, "task \(task) at \(at ?? "-")")
@@ -141,7 +93,7 @@ final class ReadRoutesTests {
             }
             for thread in threads.sorted() {
                 let path = thread.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? thread
-                let cli = Self.cli(["--store", dir + "/store", "thread", thread, "--json"] + atArgs)
+                let cli = cli(["thread", thread, "--json"] + atArgs)
                 let http = try get("/v1/threads/\(path)\(query)")
                 if cli.status == 0 {
                     #expect(http.status == 200 && http.body == cli.stdout, "thread \(thread) at \(at ?? "-")")
@@ -158,7 +110,7 @@ final class ReadRoutesTests {
             for seq in 1...(try reader.head().seq) {
                 guard let stored = try reader.event(seq: seq) else { continue }
                 let id = try stored.decode().id
-                let cli = Self.cli(["--store", dir + "/store", "show", "@\(seq)", "--json"])
+                let cli = cli(["show", "@\(seq)", "--json"])
                 #expect(try get("/v1/events/@\(seq)").body == cli.stdout, "@\(seq)")
                 let path = id.uppercased().addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? id
                 if stored.type == .notification { #expect(try get("/v1/events/\(path)").body == cli.stdout, "\(id)") }
@@ -180,7 +132,7 @@ final class ReadRoutesTests {
         ]
         for (argv, query) in audits {
             let cliArgv = argv.map { $0 == "gutters" ? "GUTTERS" : $0 }
-            let cli = Self.cli(["--store", dir + "/store", "audit", "--json"] + cliArgv)
+            let cli = cli(["audit", "--json"] + cliArgv)
             #expect(cli.status == 0 || cli.status == 1)
             let http = try get("/v1/audit?" + query)
             #expect(http.status == 200 && http.body == cli.stdout, "audit \(query)")
@@ -188,7 +140,7 @@ final class ReadRoutesTests {
         for (route, argv) in [("/v1/head", ["head", "--json"]), ("/v1/stats", ["stats", "--json"])] {
             let http = try get(route)
             #expect(http.status == 200)
-            #expect(http.body == Self.cli(["--store", dir + "/store"] + argv).stdout, "\(route)")
+            #expect(http.body == cli(argv).stdout, "\(route)")
         }
     }
 
@@ -230,7 +182,7 @@ final class ReadRoutesTests {
                 .hasPrefix("HTTP/1.1 431"))
         #expect(try get("/healthz").status == 200)
         // One access-log line per request, with the route template, never the path or query.
-        let log = lines.all
+        let log = fixture.log
         #expect(log.count == 13, "\(log)")
         #expect(log.contains { $0.hasPrefix("GET /v1/tasks/{id} 404 ") })
         #expect(!log.contains { $0.contains("1102") || $0.contains("yesterday") || $0.contains("etc") }, "\(log)")

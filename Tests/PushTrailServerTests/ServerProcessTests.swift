@@ -19,6 +19,17 @@ struct ServerProcessTests {
 
     struct Failure: Error, CustomStringConvertible { let description: String }
 
+    /// Ingests the sample events into a new store at `dir` with the built CLI; its exit status.
+    static func sampleStore(_ dir: String) throws -> Int32 {
+        let ingest = Process()
+        ingest.executableURL = root.appendingPathComponent(".build/debug/pushtrail")
+        ingest.arguments = ["--store", dir, "ingest", root.path + "/Samples/events.ndjson"]
+        ingest.standardError = FileHandle.nullDevice
+        try ingest.run()
+        ingest.waitUntilExit()
+        return ingest.terminationStatus
+    }
+
     static func run(_ arguments: [String]) throws -> (status: Int32, stderr: String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try executable())
@@ -35,12 +46,7 @@ struct ServerProcessTests {
     func refusals() throws {
         let dir = NSTemporaryDirectory() + "pushtrail-serve-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let ingest = Process()
-        ingest.executableURL = Self.root.appendingPathComponent(".build/debug/pushtrail")
-        ingest.arguments = ["--store", dir, "ingest", Self.root.path + "/Samples/events.ndjson"]
-        ingest.standardError = FileHandle.nullDevice
-        try ingest.run()
-        ingest.waitUntilExit()
+        #expect(try Self.sampleStore(dir) == 0)
         let open = try Self.run(["--store", dir, "--listen", "0.0.0.0:8080"])
         #expect(open.status == 2 && open.stderr.contains("not a loopback address"), "\(open)")
         let half = try Self.run(["--store", dir, "--listen", "127.0.0.1:0", "--tls-cert", "/dev/null"])
@@ -57,13 +63,7 @@ struct ServerProcessTests {
     func lifecycle() throws {
         let dir = NSTemporaryDirectory() + "pushtrail-serve-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let ingest = Process()
-        ingest.executableURL = Self.root.appendingPathComponent(".build/debug/pushtrail")
-        ingest.arguments = ["--store", dir, "ingest", Self.root.path + "/Samples/events.ndjson"]
-        ingest.standardError = FileHandle.nullDevice
-        try ingest.run()
-        ingest.waitUntilExit()
-        #expect(ingest.terminationStatus == 0)
+        #expect(try Self.sampleStore(dir) == 0)
 
         let server = Process()
         server.executableURL = URL(fileURLWithPath: try Self.executable())

@@ -8,12 +8,12 @@ import PushTrailModel
 
 /// A mutex and condition variable on stable heap memory (pthread objects must not
 /// move). Plain pthreads keep the tool free of Foundation, which would not link into
-/// a statically linked release binary.
-final class Monitor: @unchecked Sendable {
+/// a statically linked release binary. The server's threads share it too.
+public final class Monitor: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
-    init() {
+    public init() {
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(condition, nil)
     }
@@ -25,7 +25,7 @@ final class Monitor: @unchecked Sendable {
         condition.deallocate()
     }
 
-    func locked<R>(_ body: () throws -> R) rethrows -> R {
+    public func locked<R>(_ body: () throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
@@ -38,7 +38,18 @@ final class Monitor: @unchecked Sendable {
 
     /// Waits for a broadcast; call with the lock held (inside `locked`).
     func wait() { pthread_cond_wait(condition, mutex) }
-    func broadcast() { pthread_cond_broadcast(condition) }
+    public func broadcast() { pthread_cond_broadcast(condition) }
+
+    /// Waits for a broadcast or until `seconds` have passed; call with the lock held.
+    public func wait(seconds: Double) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let nanos = Int(now.tv_nsec) + Int(seconds.truncatingRemainder(dividingBy: 1) * 1e9)
+        var until = timespec()
+        until.tv_sec = now.tv_sec + Int(seconds) + nanos / 1_000_000_000
+        until.tv_nsec = nanos % 1_000_000_000
+        pthread_cond_timedwait(condition, mutex, &until)
+    }
 }
 
 /// A thread running one closure, joined with `join()` or let go with `detach()`.
