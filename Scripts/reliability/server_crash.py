@@ -26,7 +26,10 @@ import time
 def start(server_binary, store, log):
     """A server on a free loopback port, and that port."""
     err = open(log, "ab")
-    proc = subprocess.Popen([server_binary, "--store", store, "--listen", "127.0.0.1:0"], stderr=err)
+    # A 1 MiB map at first: it grows several times during the run, between the
+    # transactions of the server's own threads.
+    env = dict(os.environ, PUSHTRAIL_MAP_SIZE="1048576")
+    proc = subprocess.Popen([server_binary, "--store", store, "--listen", "127.0.0.1:0"], stderr=err, env=env)
     deadline = time.time() + 20
     while time.time() < deadline:
         with open(log, "rb") as f:

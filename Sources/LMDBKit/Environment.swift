@@ -48,7 +48,8 @@ public struct EnvironmentOptions: Sendable {
 ///
 /// Transactions are scoped (`read { }`, `write { }`): they end when the closure
 /// returns, so none can leak. `MDB_NOTLS` is set, so a read transaction is not tied
-/// to the thread that began it.
+/// to the thread that began it. Threads of one process may share an environment: its
+/// map changes only while none of them has a transaction open.
 public final class Environment: @unchecked Sendable {
     let handle: OpaquePointer
     /// The path the environment was opened at.
@@ -57,6 +58,8 @@ public final class Environment: @unchecked Sendable {
     public let isReadOnly: Bool
     /// Whether writes go through a writable map (`EnvironmentOptions.writeMap`).
     public let isWriteMap: Bool
+    /// Holds the map still while transactions of this process are open.
+    private let gate = TransactionGate()
 
     /// Opens (and with write access, creates the files of) the environment in `path`,
     /// which must be an existing directory.
@@ -109,8 +112,20 @@ public final class Environment: @unchecked Sendable {
     /// Runs `body` in a read-only transaction that ends when `body` returns.
     /// Everything read through it is a consistent snapshot.
     public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
-        let txn = try begin(flags: UInt32(MDB_RDONLY))
-        defer { mdb_txn_abort(txn) }
+        guard let txn = try begin(flags: UInt32(MDB_RDONLY), waiting: true) else {
+            throw LMDBError(code: EAGAIN, operation: "mdb_txn_begin")
+        }
+        defer { end(abort: txn) }
+        return try body(Transaction(handle: txn, isWritable: false))
+    }
+
+    /// Runs `body` in a read-only transaction if one can begin without waiting for the
+    /// map to change (another thread's pending growth, or another process's to adopt);
+    /// returns nil instead. For a helper thread whose caller holds a transaction open
+    /// and waits for it: waiting there could never end.
+    public func readIfReady<R>(_ body: (Transaction) throws -> R) throws -> R? {
+        guard let txn = try begin(flags: UInt32(MDB_RDONLY), waiting: false) else { return nil }
+        defer { end(abort: txn) }
         return try body(Transaction(handle: txn, isWritable: false))
     }
 
@@ -119,27 +134,30 @@ public final class Environment: @unchecked Sendable {
     /// When the map is full the transaction is aborted, the map grows and `body` runs
     /// again from the start, so `body` must not have effects outside the transaction
     /// (return its results instead). Write transactions are serialised across threads
-    /// and processes by LMDB's writer lock. No other transaction of this process may be
-    /// open while the map grows.
+    /// and processes by LMDB's writer lock. The map grows once every transaction of
+    /// this process has ended; new ones wait for it (`TransactionGate`).
     ///
     /// With `retryingWhenFull` false, a full map is thrown (`isMapFull`) instead, for a
     /// `body` that cannot be run twice.
     public func write<R>(retryingWhenFull: Bool = true, _ body: (Transaction) throws -> R) throws -> R {
         precondition(!isReadOnly, "write transaction on a read-only environment")
         while true {
-            let txn = try begin(flags: 0)
+            guard let txn = try begin(flags: 0, waiting: true) else {
+                throw LMDBError(code: EAGAIN, operation: "mdb_txn_begin")
+            }
             let result: R
             do {
                 result = try body(Transaction(handle: txn, isWritable: true))
             } catch let error as LMDBError where error.isMapFull && retryingWhenFull {
-                mdb_txn_abort(txn)
+                end(abort: txn)
                 try growMap()
                 continue
             } catch {
-                mdb_txn_abort(txn)
+                end(abort: txn)
                 throw error
             }
             let rc = mdb_txn_commit(txn)  // frees the transaction, success or not
+            gate.leave()
             if rc == MDB_MAP_FULL && retryingWhenFull {
                 try growMap()
                 continue
@@ -154,31 +172,49 @@ public final class Environment: @unchecked Sendable {
     /// environment is).
     public func openDatabases<R>(_ body: (Transaction) throws -> R) throws -> R {
         if !isReadOnly { return try write(body) }
-        let txn = try begin(flags: UInt32(MDB_RDONLY))
+        guard let txn = try begin(flags: UInt32(MDB_RDONLY), waiting: true) else {
+            throw LMDBError(code: EAGAIN, operation: "mdb_txn_begin")
+        }
         let result: R
         do {
             result = try body(Transaction(handle: txn, isWritable: false))
         } catch {
-            mdb_txn_abort(txn)
+            end(abort: txn)
             throw error
         }
-        try check(mdb_txn_commit(txn), "mdb_txn_commit")
+        let rc = mdb_txn_commit(txn)
+        gate.leave()
+        try check(rc, "mdb_txn_commit")
         return result
     }
 
-    private func begin(flags: UInt32) throws -> OpaquePointer {
+    /// Begins a transaction inside the gate (the caller must `end` it, or commit and
+    /// leave the gate); nil when `waiting` is off and the map must change first.
+    private func begin(flags: UInt32, waiting: Bool) throws -> OpaquePointer? {
         while true {
+            guard gate.enter(waiting: waiting) else { return nil }
             var txn: OpaquePointer?
             let rc = mdb_txn_begin(handle, nil, flags, &txn)
             if rc == MDB_MAP_RESIZED {
-                // Another process grew the file past our map: adopt its size.
-                try check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize")
+                // Another process grew the file past our map: adopt its size, once no
+                // transaction of this process is open.
+                gate.leave()
+                guard waiting else { return nil }
+                try gate.resize { try check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize") }
                 continue
             }
-            try check(rc, "mdb_txn_begin")
-            guard let txn else { throw LMDBError(code: EINVAL, operation: "mdb_txn_begin") }
+            guard rc == 0, let txn else {
+                gate.leave()
+                try check(rc, "mdb_txn_begin")
+                throw LMDBError(code: EINVAL, operation: "mdb_txn_begin")
+            }
             return txn
         }
+    }
+
+    private func end(abort txn: OpaquePointer) {
+        mdb_txn_abort(txn)
+        gate.leave()
     }
 
     /// The data file's descriptor (LMDB's own: do not close it).
@@ -234,20 +270,30 @@ public final class Environment: @unchecked Sendable {
         return info.me_last_txnid
     }
 
-    /// Sets the map to at least `bytes` (rounded up to 1 MiB); never shrinks it. No
-    /// transaction of this process may be open.
+    /// Sets the map to at least `bytes` (rounded up to 1 MiB); never shrinks it. Waits
+    /// until no transaction of this process is open; the calling thread must have none.
     public func ensureMapSize(_ bytes: Int) throws {
         guard bytes > mapSize else { return }
         let rounded = (bytes + (1 << 20) - 1) & ~((1 << 20) - 1)
-        try check(mdb_env_set_mapsize(handle, rounded), "mdb_env_set_mapsize")
+        try gate.resize {
+            guard rounded > mapSize else { return }
+            try check(mdb_env_set_mapsize(handle, rounded), "mdb_env_set_mapsize")
+        }
     }
 
     /// Grows the map: doubling while small, then by 1 GiB steps, rounded to 1 MiB.
+    /// Waits until no transaction of this process is open; the calling thread must have
+    /// none.
     public func growMap() throws {
-        let current = mapSize
-        let step = Swift.min(Swift.max(current, 1 << 20), 1 << 30)
-        let next = (current + step + (1 << 20) - 1) & ~((1 << 20) - 1)
-        try check(mdb_env_set_mapsize(handle, next), "mdb_env_set_mapsize")
+        let before = mapSize
+        try gate.resize {
+            // Another thread may have grown it while this one waited: that is enough.
+            let current = mapSize
+            guard current == before else { return }
+            let step = Swift.min(Swift.max(current, 1 << 20), 1 << 30)
+            let next = (current + step + (1 << 20) - 1) & ~((1 << 20) - 1)
+            try check(mdb_env_set_mapsize(handle, next), "mdb_env_set_mapsize")
+        }
     }
 
     /// Clears the reader slots of processes that died holding a read transaction;

@@ -97,6 +97,9 @@ public enum ServerMain {
             _ = try Store(path: storePath, create: false)
             var options = StoreOptions()
             options.writeMap = false
+            if let size = getenv("PUSHTRAIL_MAP_SIZE").flatMap({ Int(String(cString: $0)) }), size > 0 {
+                options.mapSize = size
+            }
             store = try Store(path: storePath, create: true, options: options)
         } catch StoreError.missing(let path) {
             say("no store at \(path): create it with pushtrail ingest, or pushtrail token add (see --help)")

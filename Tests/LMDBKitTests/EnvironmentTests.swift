@@ -250,6 +250,168 @@ struct MapGrowthTests {
     }
 }
 
+@Suite("Map growth across threads")
+struct ThreadedMapGrowthTests {
+    let growth = MapGrowthTests()
+
+    @Test("writers and readers on threads of one process keep working while the map grows under them")
+    func writersAndReaders() throws {
+        try withTemporaryDirectory { dir throws in
+            let (env, db) = try openEnvironment(dir, options: growth.tinyOptions())
+            let writers = 2
+            let transactions = 48
+            let perTransaction = 8
+            let size = 8 << 10  // 6 MiB in all, from a 64 KiB map: seven growths at least
+            let total = writers * transactions * perTransaction
+            let failures = Failures()
+            let done = Failures()
+            let walks = Failures()
+            // Readers walk every entry and compare its bytes, which lie in the map: a map
+            // moved under an open transaction would fault or show other bytes.
+            let readers = DispatchGroup()
+            for r in 0..<3 {
+                onThread(readers) {
+                    while done.count < writers {
+                        do {
+                            try env.read { txn throws in
+                                try txn.withCursor(db) { cursor throws in
+                                    var entry = try cursor.first()
+                                    var seen = 0
+                                    while let (key, value) = entry {
+                                        seen += 1
+                                        if seen > total {
+                                            failures.add("reader \(r): more entries than were written")
+                                            return
+                                        }
+                                        let i = Int(readBE64(key))
+                                        if Array(value) != growth.payload(i, size: size) {
+                                            failures.add("reader \(r): item \(i) reads back wrong")
+                                            return
+                                        }
+                                        entry = try cursor.next()
+                                    }
+                                }
+                            }
+                            walks.add("reader \(r)")
+                        } catch {
+                            failures.add("reader \(r): \(error)")
+                        }
+                    }
+                }
+            }
+            // The writers start once every reader has walked at least once, and each
+            // commit waits for a walk to end, so the growths land among open readers.
+            while walks.count < 3 { usleep(1000) }
+            let group = DispatchGroup()
+            for w in 0..<writers {
+                onThread(group) {
+                    do {
+                        for t in 0..<transactions {
+                            let seen = walks.count
+                            try env.write { txn throws in
+                                for j in 0..<perTransaction {
+                                    let i = (w * transactions + t) * perTransaction + j
+                                    try db.put(be64(UInt64(i)), growth.payload(i, size: size), in: txn)
+                                }
+                            }
+                            var waited = 0
+                            while walks.count == seen && waited < 20_000 {
+                                usleep(100)
+                                waited += 1
+                            }
+                        }
+                    } catch {
+                        failures.add("writer \(w): \(error)")
+                    }
+                    done.add("writer \(w)")
+                }
+            }
+            group.wait()
+            readers.wait()
+            #expect(failures.messages.isEmpty, "\(failures.messages.prefix(5))")
+            #expect(walks.count >= transactions)
+            #expect(env.mapSize >= total * size)
+            #expect(try env.read { try db.statistics(in: $0).entries } == total)
+            #expect(try growth.mismatches(env, db, count: total, size: size) == 0)
+        }
+    }
+
+    @Test("growing the map from a thread that has a transaction open is refused instead of waiting for itself")
+    func resizeInsideTransaction() throws {
+        try withTemporaryDirectory { dir throws in
+            let (env, _) = try openEnvironment(dir, options: growth.tinyOptions())
+            let before = env.mapSize
+            let error = #expect(throws: LMDBError.self) { try env.read { _ in try env.growMap() } }
+            #expect(error?.code == EDEADLK)
+            #expect(env.mapSize == before)
+            try env.growMap()
+            #expect(env.mapSize > before)
+        }
+    }
+
+    @Test("while a growth waits for an open transaction, readIfReady declines and read waits for the growth")
+    func pendingGrowth() throws {
+        try withTemporaryDirectory { dir throws in
+            let (env, _) = try openEnvironment(dir, options: growth.tinyOptions())
+            let before = env.mapSize
+            let holding = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let group = DispatchGroup()
+            onThread(group) {
+                try? env.read { _ in
+                    holding.signal()
+                    release.wait()
+                }
+            }
+            holding.wait()
+            let grower = Failures()
+            onThread(group) {
+                do { try env.growMap() } catch { grower.add("\(error)") }
+            }
+            // The growth is pending once a new reader is turned away.
+            var declined = false
+            for _ in 0..<500 where !declined {
+                declined = try env.readIfReady { _ in true } == nil
+                if !declined { usleep(2000) }
+            }
+            #expect(declined, "readIfReady should decline while a growth waits")
+            #expect(env.mapSize == before, "the map must not change while a transaction is open")
+            release.signal()
+            #expect(try env.read { _ in env.mapSize } > before)
+            group.wait()
+            #expect(grower.messages.isEmpty)
+            #expect(try env.readIfReady { _ in true } == true)
+        }
+    }
+}
+
+/// Runs `body` on a thread of its own (not a dispatch queue's, whose pool may be no
+/// wider than the cores and would leave busy readers starving the writers).
+func onThread(_ group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
+    group.enter()
+    let thread = Thread {
+        body()
+        group.leave()
+    }
+    thread.start()
+}
+
+/// Messages gathered from several threads: how many, and the first hundred.
+final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [String] = []
+    private var added = 0
+
+    func add(_ message: String) {
+        lock.withLock {
+            added += 1
+            if list.count < 100 { list.append(message) }
+        }
+    }
+    var messages: [String] { lock.withLock { list } }
+    var count: Int { lock.withLock { added } }
+}
+
 @Suite("Environment: writable map")
 struct WriteMapTests {
     @Test("with writeMap the file is as long as the map, and usedBytes counts only the pages in use")

@@ -105,10 +105,13 @@ struct AppendTests {
     }
 
     @Test(
-        "concurrent POSTs, CLI ingests and readers on one store: every event once, the chain valid",
+        "concurrent POSTs, CLI ingests and readers on one store whose map grows under them: every event once",
         .enabled(if: ServerFixture.haveCurl))
     func concurrent() throws {
-        let fixture = try ServerFixture(samples: false)
+        // A 1 MiB map grows several times during the run, in the server (between its
+        // own threads' transactions) and in the CLI processes (adopted by the server).
+        let fixture = try ServerFixture(samples: false, mapSize: 1 << 20)
+        let cli = try ServerProcessTests.built("pushtrail")
         let posters = 6
         let perBatch = 200
         let errors = NSLock()
@@ -128,12 +131,23 @@ struct AppendTests {
                     let path = fixture.dir + "/cli.ndjson"
                     let lines = (0..<500).map { ServerFixture.newEvent("cli-\($0)") }
                     try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
-                    let run = ServerFixture.cli(["--store", fixture.storePath, "ingest", path])
-                    if run.status != 0 { errors.withLock { failures.append("cli: \(run.stderr)") } }
+                    let ingest = Process()
+                    ingest.executableURL = URL(fileURLWithPath: cli)
+                    ingest.arguments = ["--store", fixture.storePath, "ingest", path]
+                    ingest.environment = ["PUSHTRAIL_MAP_SIZE": "1048576"]
+                    ingest.standardError = FileHandle.nullDevice
+                    try ingest.run()
+                    ingest.waitUntilExit()
+                    if ingest.terminationStatus != 0 {
+                        errors.withLock { failures.append("cli: exit \(ingest.terminationStatus)") }
+                    }
                 } else {
-                    for _ in 0..<20 {
+                    for _ in 0..<40 {
                         let head = try fixture.request("GET", "/v1/head")
-                        if head.status != 200 { errors.withLock { failures.append("head: \(head.status)") } }
+                        let listing = try fixture.request("GET", "/v1/events?limit=50")
+                        if head.status != 200 || listing.status != 200 {
+                            errors.withLock { failures.append("reads: \(head.status) \(listing.status)") }
+                        }
                     }
                 }
             } catch {
@@ -141,6 +155,7 @@ struct AppendTests {
             }
         }
         #expect(failures.isEmpty, "\(failures)")
+        #expect(fixture.store.fileBytes > 1 << 20, "the map should have grown")
         #expect(try fixture.store.read { try $0.head().seq } == UInt64(posters * 3 * perBatch + 500))
         #expect(fixture.cli(["verify"]).status == 0)
     }

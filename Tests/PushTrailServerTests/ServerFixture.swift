@@ -28,8 +28,9 @@ final class ServerFixture: @unchecked Sendable {
 
     struct Failure: Error, CustomStringConvertible { let description: String }
 
-    /// `maxBody` as `--max-body`; `samples` false starts from an empty store.
-    init(maxBody: Int = 64 << 20, samples: Bool = true, tls: HTTPServer.TLS? = nil) throws {
+    /// `maxBody` as `--max-body`; `samples` false starts from an empty store; `mapSize`
+    /// as `PUSHTRAIL_MAP_SIZE` (the store's map at first: it grows as needed).
+    init(maxBody: Int = 64 << 20, samples: Bool = true, tls: HTTPServer.TLS? = nil, mapSize: Int? = nil) throws {
         dir = NSTemporaryDirectory() + "pushtrail-server-" + UUID().uuidString
         storePath = dir + "/store"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -41,6 +42,7 @@ final class ServerFixture: @unchecked Sendable {
         guard ingest.status == 0 else { throw Failure(description: "ingest: \(ingest.stderr)") }
         var options = StoreOptions()
         options.writeMap = false
+        if let mapSize { options.mapSize = mapSize }
         store = try Store(path: storePath, create: true, options: options)
         routes = Routes(store: store, clock: { ServerFixture.now }, maxBody: maxBody)
         let routes = self.routes

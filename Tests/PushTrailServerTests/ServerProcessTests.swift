@@ -8,11 +8,14 @@ struct ServerProcessTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// The built executable beside the test bundle's.
-    static func executable() throws -> String {
-        let build = root.appendingPathComponent(".build/debug/pushtrail-server").path
+    /// The built server executable.
+    static func executable() throws -> String { try built("pushtrail-server") }
+
+    /// The built executable `product` (`.build/debug`).
+    static func built(_ product: String) throws -> String {
+        let build = root.appendingPathComponent(".build/debug/\(product)").path
         guard FileManager.default.isExecutableFile(atPath: build) else {
-            throw Failure(description: "no \(build): build it with swift build --product pushtrail-server")
+            throw Failure(description: "no \(build): build it with swift build --product \(product)")
         }
         return build
     }

@@ -309,8 +309,19 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Runs `body` holding the writers' `flock` on `data.mdb` (a no-op for -1).
+    ///
+    /// A `flock` is held by the open file, not by a thread: a second thread of this
+    /// process would take it again at once, and its unlock would free the first's. The
+    /// process's threads queue on `WriterMutex` first, so the lock is held from the
+    /// first taker's lock to its unlock (the same thread may nest).
     static func exclusively<R>(_ fd: Int32, _ body: () throws -> R) throws -> R {
         guard fd >= 0 else { return try body() }
+        let writers = WriterMutex.shared
+        guard writers.lock(fd) == 1 else {
+            defer { writers.unlock(fd) }
+            return try body()
+        }
+        defer { writers.unlock(fd) }
         while flock(fd, LOCK_EX) != 0 {
             guard errno == EINTR else {
                 throw StoreError.io("cannot lock the store: \(String(cString: strerror(errno)))")
@@ -391,6 +402,13 @@ public final class Store: @unchecked Sendable {
     /// Runs `body` on a consistent snapshot of the store.
     public func read<R>(_ body: (StoreReader) throws -> R) throws -> R {
         try mapErrors { try env.read { try body(StoreReader(store: self, txn: $0)) } }
+    }
+
+    /// Runs `body` on a snapshot if one can be taken without waiting for the map to
+    /// change; nil instead. For a helper thread whose caller holds a snapshot open and
+    /// waits for the helper.
+    public func readIfReady<R>(_ body: (StoreReader) throws -> R) throws -> R? {
+        try mapErrors { try env.readIfReady { try body(StoreReader(store: self, txn: $0)) } }
     }
 
     /// Clears reader slots left by processes that died mid-read.

@@ -88,14 +88,15 @@ struct Verifier {
         let work = VerifyWork(items: items)
 
         // Helpers, each in a read transaction of its own that must see this snapshot
-        // (same transaction id); one that sees another takes no work.
+        // (same transaction id); one that sees another, or cannot begin while the map
+        // must change, takes no work.
         let snapshot = reader.txn.id
         let store = reader.store
         let helpers = (1..<Verifier.threads).map { _ in
             let part = VerifyPart()
             let thread = WorkerThread {
                 do {
-                    try store.read { other in
+                    _ = try store.readIfReady { other in
                         guard other.txn.id == snapshot else { return }
                         part.run(work, reader: other)
                     }

@@ -1,0 +1,116 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import PushTrailModel
+@testable import PushTrailStore
+
+/// Threads of one process appending bodies to one store (the server's POSTs) while
+/// others read it, from a map far too small, so that it grows many times under them.
+@Suite("Concurrent appends and reads in one process")
+struct ConcurrentAppendTests {
+    static let appenders = 3
+    static let bodies = 30
+    static let perBody = 40
+
+    static func line(_ appender: Int, _ body: Int, _ n: Int) -> String {
+        let number = (appender * bodies + body) * perBody + n
+        let id = String(format: "0B9E5C36-3A4B-4C5D-8E6F-%012X", number)
+        return Fixture.notification.with("id", jsonString(id)).with("user", jsonString("user-\(number % 17)")).text
+    }
+
+    @Test("every body lands whole and the chain verifies", arguments: [true, false])
+    func appendsAmongReaders(writeMap: Bool) throws {
+        try withTemporaryDirectory { dir throws in
+            var options = StoreOptions()
+            options.mapSize = 1 << 20
+            options.noSync = true  // the map and the locks are under test, not durability
+            options.writeMap = writeMap
+            let store = try Store(path: dir + "/store", create: true, options: options)
+            let failures = Messages()
+            let finished = Messages()
+            let reads = Messages()
+            let done = DispatchGroup()
+            for r in 0..<2 {
+                onThread(done) {
+                    while finished.count < ConcurrentAppendTests.appenders {
+                        do {
+                            // The newest events, decoded from the map.
+                            try store.read { reader in
+                                let head = try reader.head()
+                                try reader.forEachEvent(from: max(1, head.seq &- 100)) { stored in
+                                    if stored.raw.isEmpty { failures.add("reader \(r): seq \(stored.seq) is empty") }
+                                    return true
+                                }
+                            }
+                            reads.add("read")
+                        } catch {
+                            failures.add("reader \(r): \(error)")
+                        }
+                    }
+                }
+            }
+            for a in 0..<ConcurrentAppendTests.appenders {
+                onThread(done) {
+                    for b in 0..<ConcurrentAppendTests.bodies {
+                        let ingest = StreamedIngest(store: store, strict: false)
+                        let body = (0..<ConcurrentAppendTests.perBody).map {
+                            ConcurrentAppendTests.line(a, b, $0) + "\n"
+                        }.joined()
+                        var bytes = Array(body.utf8)
+                        _ = bytes.withUnsafeMutableBytes { ingest.feed(UnsafeRawBufferPointer($0)) }
+                        do {
+                            let outcome = try ingest.finish(recordedAt: { utcSeconds(1_800_000_000) })
+                            if outcome.summary.appended != ConcurrentAppendTests.perBody {
+                                failures.add("appender \(a) body \(b): \(outcome.summary)")
+                            }
+                        } catch {
+                            failures.add("appender \(a) body \(b): \(error)")
+                        }
+                    }
+                    finished.add("appender \(a)")
+                }
+            }
+            done.wait()
+            #expect(failures.messages.isEmpty, "\(failures.messages.prefix(5))")
+            #expect(reads.count > 0)
+            #expect(store.fileBytes > options.mapSize, "the map should have grown")
+            let total = ConcurrentAppendTests.appenders * ConcurrentAppendTests.bodies * ConcurrentAppendTests.perBody
+            let report = try store.verify()
+            #expect(report.ok, "\(report)")
+            #expect(report.events == UInt64(total))
+            let missing = try store.read { reader in
+                try (0..<total).filter { number in
+                    try reader.seq(forID: String(format: "0B9E5C36-3A4B-4C5D-8E6F-%012X", number)) == nil
+                }
+            }
+            #expect(missing.isEmpty, "\(missing.count) events are missing")
+        }
+    }
+}
+
+/// Runs `body` on a thread of its own (a dispatch queue's pool may be no wider than
+/// the cores, and busy readers would starve the appenders).
+func onThread(_ group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
+    group.enter()
+    Thread {
+        body()
+        group.leave()
+    }.start()
+}
+
+/// Messages gathered from several threads: how many, and the first hundred.
+final class Messages: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [String] = []
+    private var added = 0
+
+    func add(_ message: String) {
+        lock.withLock {
+            added += 1
+            if list.count < 100 { list.append(message) }
+        }
+    }
+    var messages: [String] { lock.withLock { list } }
+    var count: Int { lock.withLock { added } }
+}
