@@ -77,9 +77,7 @@ final class ReadRoutesTests {
         let ats: [String?] = [nil, "@61", "@200", "2026-11-10", "2026-11-20T08:00:00.500Z", "-30d", "now", "@1"]
         var compared = 0
         for at in ats {
-            let query =
-                at.map { "?at=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? ""
-            let atArgs = at.map { ["--at", $0] } ?? []
+            let (query, atArgs) = ServerFixture.question(at.map { [("at", $0)] } ?? [])
             for task in tasks.sorted() {
                 let cli = cli(["task", String(task), "--json"] + atArgs)
                 let http = try get("/v1/tasks/\(task)\(query)")
@@ -121,20 +119,17 @@ final class ReadRoutesTests {
         #expect(try get("/v1/events/no-such-id").status == 404)
         #expect(try get("/v1/events/@999999").status == 404)
         // The audit, whole and filtered, as audit --json prints it (the CLI exits 1 with findings).
-        let audits: [([String], String)] = [
-            ([], ""), (["--task", "1102"], "task=1102"), (["--thread", "task-1301"], "thread=task-1301"),
-            (["--user", "u_hana"], "user=u_hana"), (["--type", "delivery"], "type=delivery"),
-            (["--category", "TASK_ACTIONABLE"], "category=TASK_ACTIONABLE"),
-            (["--notification-type", "task_overdue"], "notification_type=task_overdue"),
-            (["--since", "2026-11-20", "--until", "@210"], "since=2026-11-20&until=%40210"),
-            (["--code", "too_many_actions", "--code", "delivery_failed"], "code=too_many_actions,delivery_failed"),
-            (["--grep", "gutters"], "grep=GUTTERS"), (["--user", "nobody"], "user=nobody"),
+        let audits: [[(String, String)]] = [
+            [], [("task", "1102")], [("thread", "task-1301")], [("user", "u_hana")], [("type", "delivery")],
+            [("category", "TASK_ACTIONABLE")], [("notification_type", "task_overdue")],
+            [("since", "2026-11-20"), ("until", "@210")], [("code", "too_many_actions,delivery_failed")],
+            [("grep", "GUTTERS")], [("user", "nobody")],
         ]
-        for (argv, query) in audits {
-            let cliArgv = argv.map { $0 == "gutters" ? "GUTTERS" : $0 }
-            let cli = cli(["audit", "--json"] + cliArgv)
+        for parameters in audits {
+            let (query, argv) = ServerFixture.question(parameters)
+            let cli = cli(["audit", "--json"] + argv)
             #expect(cli.status == 0 || cli.status == 1)
-            let http = try get("/v1/audit?" + query)
+            let http = try get("/v1/audit" + query)
             #expect(http.status == 200 && http.body == cli.stdout, "audit \(query)")
         }
         for (route, argv) in [("/v1/head", ["head", "--json"]), ("/v1/stats", ["stats", "--json"])] {

@@ -28,16 +28,18 @@ final class ServerFixture: @unchecked Sendable {
 
     struct Failure: Error, CustomStringConvertible { let description: String }
 
-    /// `maxBody` as `--max-body`; `samples` false starts from an empty store; `mapSize`
-    /// as `PUSHTRAIL_MAP_SIZE` (the store's map at first: it grows as needed).
-    init(maxBody: Int = 64 << 20, samples: Bool = true, tls: HTTPServer.TLS? = nil, mapSize: Int? = nil) throws {
+    /// `maxBody` as `--max-body`; `samples` false starts from an empty store; `events` is
+    /// an NDJSON file ingested instead of the samples; `mapSize` as `PUSHTRAIL_MAP_SIZE`
+    /// (the store's map at first: it grows as needed).
+    init(
+        maxBody: Int = 64 << 20, samples: Bool = true, events: String? = nil, tls: HTTPServer.TLS? = nil,
+        mapSize: Int? = nil
+    ) throws {
         dir = NSTemporaryDirectory() + "pushtrail-server-" + UUID().uuidString
         storePath = dir + "/store"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let argv =
-            samples
-            ? ["--store", storePath, "ingest", Self.root.path + "/Samples/events.ndjson"]
-            : ["--store", storePath, "ingest", "/dev/null"]
+        let source = events ?? (samples ? Self.root.path + "/Samples/events.ndjson" : "/dev/null")
+        let argv = ["--store", storePath, "ingest", source]
         let ingest = Self.cli(argv)
         guard ingest.status == 0 else { throw Failure(description: "ingest: \(ingest.stderr)") }
         var options = StoreOptions()
@@ -77,6 +79,35 @@ final class ServerFixture: @unchecked Sendable {
     func cli(_ argv: [String]) -> (status: Int32, stdout: [UInt8], stderr: String) {
         Self.cli(["--store", storePath] + argv)
     }
+
+    /// One question in both of its forms: the query string of a route (`?` and the
+    /// parameters, each value percent-encoded; empty for none) and the CLI's options. A
+    /// parameter is the option of its name with `-` for `_`, as the server parses them;
+    /// `limit` is `-n`, `order=desc` is `-r` (`asc` is no option), and `code=A,B` is
+    /// `--code A --code B`.
+    static func question(_ parameters: [(String, String)]) -> (query: String, argv: [String]) {
+        var query: [String] = []
+        var argv: [String] = []
+        for (name, value) in parameters {
+            query.append(name + "=" + encoded(value))
+            switch name {
+            case "limit": argv += ["-n", value]
+            case "order": argv += value == "desc" ? ["-r"] : []
+            case "code": for code in value.split(separator: ",") { argv += ["--code", String(code)] }
+            default: argv += ["--" + name.replacingOccurrences(of: "_", with: "-"), value]
+            }
+        }
+        return (query.isEmpty ? "" : "?" + query.joined(separator: "&"), argv)
+    }
+
+    /// `text` percent-encoded for a path segment or a query value: every byte but an
+    /// ASCII letter, digit, `-`, `.`, `_` or `~`.
+    static func encoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+    }
+
+    static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     struct Answer {
         var status: Int

@@ -10,15 +10,13 @@ struct StreamTests {
     @Test("GET /v1/events equals log --json for filters, limit and order", .enabled(if: ServerFixture.haveCurl))
     func listing() throws {
         let fixture = try ServerFixture()
-        let cases: [(String, [String])] = [
-            ("", []), ("?order=desc", ["-r"]), ("?limit=7", ["-n", "7"]), ("?limit=7&order=desc", ["-n", "7", "-r"]),
-            ("?limit=0", ["-n", "0"]), ("?user=u_alice", ["--user", "u_alice"]), ("?task=1102", ["--task", "1102"]),
-            ("?thread=task-1102&order=desc", ["--thread", "task-1102", "-r"]), ("?type=action", ["--type", "action"]),
-            ("?since=2026-11-29&until=2026-11-30", ["--since", "2026-11-29", "--until", "2026-11-30"]),
-            ("?grep=complete", ["--grep", "complete"]),
-            ("?category=TASK_ACTIONS&limit=3", ["--category", "TASK_ACTIONS", "-n", "3"]),
+        let cases: [[(String, String)]] = [
+            [], [("order", "desc")], [("limit", "7")], [("limit", "7"), ("order", "desc")], [("limit", "0")],
+            [("user", "u_alice")], [("task", "1102")], [("thread", "task-1102"), ("order", "desc")],
+            [("type", "action")], [("since", "2026-11-29"), ("until", "2026-11-30")], [("grep", "complete")],
+            [("category", "TASK_ACTIONS"), ("limit", "3")],
         ]
-        for (query, argv) in cases {
+        for (query, argv) in cases.map(ServerFixture.question) {
             let answer = try fixture.request("GET", "/v1/events" + query)
             #expect(answer.status == 200)
             #expect(answer.headers.contains("application/x-ndjson"))
