@@ -30,22 +30,23 @@ final class ServerFixture: @unchecked Sendable {
 
     /// `maxBody` as `--max-body`; `samples` false starts from an empty store; `events` is
     /// an NDJSON file ingested instead of the samples; `mapSize` as `PUSHTRAIL_MAP_SIZE`
-    /// (the store's map at first: it grows as needed).
+    /// (the store's map at first: it grows as needed); `storePath` the store's directory,
+    /// when it is not to be `store` in the fixture's own temporary directory.
     init(
         maxBody: Int = 64 << 20, samples: Bool = true, events: String? = nil, tls: HTTPServer.TLS? = nil,
-        mapSize: Int? = nil
+        mapSize: Int? = nil, storePath: String? = nil
     ) throws {
         dir = NSTemporaryDirectory() + "pushtrail-server-" + UUID().uuidString
-        storePath = dir + "/store"
+        self.storePath = storePath ?? dir + "/store"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let source = events ?? (samples ? Self.root.path + "/Samples/events.ndjson" : "/dev/null")
-        let argv = ["--store", storePath, "ingest", source]
+        let argv = ["--store", self.storePath, "ingest", source]
         let ingest = Self.cli(argv)
         guard ingest.status == 0 else { throw Failure(description: "ingest: \(ingest.stderr)") }
         var options = StoreOptions()
         options.writeMap = false
         if let mapSize { options.mapSize = mapSize }
-        store = try Store(path: storePath, create: true, options: options)
+        store = try Store(path: self.storePath, create: true, options: options)
         routes = Routes(store: store, clock: { ServerFixture.now }, maxBody: maxBody)
         let routes = self.routes
         let lines = self.lines
@@ -62,6 +63,7 @@ final class ServerFixture: @unchecked Sendable {
         routes.endStreams()
         server.stop(grace: 5)
         try? FileManager.default.removeItem(atPath: dir)
+        if !storePath.hasPrefix(dir + "/") { try? FileManager.default.removeItem(atPath: storePath) }
     }
 
     /// The access-log lines so far.
