@@ -32,6 +32,9 @@ if [ $# -eq 0 ]; then
     PUSHTRAIL_BATCH_EVENTS=8192 Scripts/crash-test.sh --points 20 --events 200000
     say "server crash safety: SIGKILL at 20 random moments while 8 clients POST batches…"
     Scripts/server-crash-test.sh --points 20
+    # A fixed seed keeps CI's run repeatable; by hand, leave --seed out for new requests.
+    say "hostile HTTP: 10,000 randomised and ~2,000 fixed hostile requests against pushtrail-server…"
+    Scripts/hostile-test.sh --requests 10000 --seed 11
     say "install under a temporary prefix and check the man page and completions…"
     Scripts/shell-check.sh
     if command -v chromium >/dev/null; then

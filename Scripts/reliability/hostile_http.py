@@ -86,7 +86,8 @@ HEALTHZ_EVERY = 0.5
 HEALTHZ_LIMIT = 1.0
 STOP_LIMIT = 15.0
 # The literal words of the route templates the access log may name; any other segment is a raw path.
-ROUTE_WORDS = {"healthz", "metrics", "v1", "head", "stats", "tasks", "threads", "events", "audit", "export"}
+ROUTE_WORDS = {"healthz", "metrics", "v1", "head", "stats", "tasks", "threads", "events", "audit", "export",
+               "stream", "login", "logout"}
 ROUTE_TEMPLATE = re.compile(r"\([a-z ]+\)|(/([a-z0-9]+|@?\{[a-z_]+\}))+")
 STATUS_LINE = re.compile(rb"HTTP/(\d)\.(\d) (\d{3})")
 
@@ -122,6 +123,29 @@ class Outcome:
         self.connect_error = None
 
 
+def dechunk(buf, start):
+    """A chunked body that starts at buf[start]: (its bytes, the offset after it), or None while it
+    is incomplete or when its framing is broken."""
+    body, pos = bytearray(), start
+    while True:
+        eol = buf.find(b"\r\n", pos)
+        if eol < 0:
+            return None
+        size = bytes(buf[pos:eol]).split(b";")[0].strip()
+        try:
+            size = int(size, 16)
+        except ValueError:
+            return None
+        pos = eol + 2
+        if size == 0:
+            end = buf.find(b"\r\n\r\n", pos - 2)  # no trailers: the CRLF right after the 0 line
+            return (bytes(body), end + 4) if end >= 0 else None
+        if len(buf) < pos + size + 2:
+            return None
+        body += buf[pos:pos + size]
+        pos += size + 2
+
+
 def parse_responses(buf, heads, closed):
     """The responses at the start of buf, the offset after the last whole one, whether the last is
     open-ended (no Content-Length: its body runs to the close) and whether one was cut short."""
@@ -146,6 +170,17 @@ def parse_responses(buf, heads, closed):
         length = headers.get(b"content-length")
         if head or status in (204, 304):
             length = 0
+        elif headers.get(b"transfer-encoding", b"").lower() == b"chunked":
+            chunked = dechunk(buf, start)
+            if chunked is None:
+                if closed:
+                    out.append((status, headers, bytes(buf[start:])))
+                    return out, len(buf), False, True
+                break
+            body, pos = chunked
+            out.append((status, headers, body))
+            finals += 1
+            continue
         elif length is None or not length.isdigit():
             out.append((status, headers, bytes(buf[start:])))
             return out, len(buf), True, False
@@ -1032,7 +1067,7 @@ def check_log(tally, log):
             tally.fail("a standard-error line without the pushtrail-server: prefix", shown(raw))
             continue
         rest = line[len("pushtrail-server: "):]
-        if rest.startswith(("listening on http://", "stopping (signal ")):
+        if rest.startswith(("listening on http://", "stopping (signal ")) or rest == "stopped":
             continue
         parts = rest.rsplit(" ", 4)
         # The status is `-` for a request whose client left before the answer.
@@ -1045,8 +1080,8 @@ def check_log(tally, log):
         method, route = parts[0], parts[1]
         if "../" in route or "?" in route or "=" in route or "%" in route:
             tally.fail("an access-log line holds a raw path or query", shown(raw))
-        elif not ROUTE_TEMPLATE.fullmatch(route) or not all(
-                w in ROUTE_WORDS for w in route.split("/")[1:] if not w.startswith(("{", "@{"))):
+        elif route != "/" and (not ROUTE_TEMPLATE.fullmatch(route) or not all(
+                w in ROUTE_WORDS for w in route.split("/")[1:] if not w.startswith(("{", "@{")))):
             tally.fail("an access-log route is not a template (a new route's words go in ROUTE_WORDS)", shown(raw))
         if len(method) > 32 or any(not 0x21 <= ord(c) < 0x7f for c in method):
             tally.find("the access log carries the request's method as sent (control characters, "

@@ -2,6 +2,12 @@ import CMicroHTTPD
 import PushTrailModel
 import PushTrailStore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 extension Routes {
     /// `POST /v1/events`: an NDJSON body, appended with `ingest`'s rules once it has all
     /// arrived, in one transaction committed before the answer.
@@ -74,9 +80,15 @@ final class EventsUpload: HTTPUpload {
                 route: "/v1/events")
         } catch let stop as StreamedIngest.StrictStop {
             return refused(stop.rejection)
-        } catch {
+        } catch StoreError.writeRefused(_, let code) {
+            let reason = String(cString: strerror(code))
             return Routes.error(
-                503, "the store cannot take writes: \(error); nothing of this body was stored", route: "/v1/events")
+                503, "the store cannot take writes: \(reason); nothing of this body was stored", route: "/v1/events")
+        } catch {
+            // The store's path is the server's business, not the client's.
+            let reason = EventsUpload.hiding(routes.store.path, in: "\(error)")
+            return Routes.error(
+                503, "the store cannot take writes: \(reason); nothing of this body was stored", route: "/v1/events")
         }
     }
 
@@ -93,6 +105,25 @@ final class EventsUpload: HTTPUpload {
         return HTTPResponse(
             status: 422, contentType: "application/json",
             body: Array((JSONValue.object(fields).serialized() + "\n").utf8), route: "/v1/events")
+    }
+
+    /// `text` with each occurrence of `path` replaced by "the store".
+    static func hiding(_ path: String, in text: String) -> String {
+        let whole = Array(text.utf8)
+        let part = Array(path.utf8)
+        guard !part.isEmpty else { return text }
+        var out: [UInt8] = []
+        var i = 0
+        while i < whole.count {
+            if whole.count - i >= part.count && whole[i..<i + part.count].elementsEqual(part) {
+                out += "the store".utf8
+                i += part.count
+            } else {
+                out.append(whole[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

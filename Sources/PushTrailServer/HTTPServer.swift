@@ -142,8 +142,12 @@ public final class HTTPServer: @unchecked Sendable {
         public var connectionsPerAddress: UInt32 = 64
         /// Seconds a connection may sit idle (a slow client's headers or body included).
         public var idleTimeout: UInt32 = 30
-        /// Bytes per connection for its headers and buffers: larger headers get 431.
-        public var connectionMemory = 64 * 1024
+        /// Bytes per connection for its headers, query arguments and buffers: larger
+        /// headers get 431. An 8 KiB target of 2,000 one-letter arguments needs about
+        /// 140 KiB (libmicrohttpd keeps each argument in this pool, and a connection
+        /// whose pool cannot also hold the answer is closed unanswered). The pool's
+        /// pages are touched only as they are used.
+        public var connectionMemory = 256 * 1024
         /// Bytes of a refused body read and dropped before the connection is closed.
         public var discardBytes = 64 << 20
         /// Each connection thread's stack.
@@ -362,12 +366,18 @@ public final class HTTPServer: @unchecked Sendable {
         let made: OpaquePointer?
         switch response.body {
         case .bytes(let all):
-            let body = head ? [] : all
-            state.bytes = body.count
-            made = body.withUnsafeBytes { bytes in
+            // libmicrohttpd answers a HEAD with this body's Content-Length and no body.
+            state.bytes = head ? 0 : all.count
+            made = all.withUnsafeBytes { bytes in
                 MHD_create_response_from_buffer(
                     bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), HTTPServer.mustCopy)
             }
+        case .stream(let stream) where head:
+            // libmicrohttpd would send a stream's last chunk ("0") even to a HEAD, which a
+            // client reads as the start of the next answer: no body at all instead.
+            stream.close()
+            state.bytes = 0
+            made = MHD_create_response_from_buffer(0, nil, HTTPServer.mustCopy)
         case .stream(let stream):
             let streamState = Unmanaged.passRetained(StreamState(stream: stream, request: state)).toOpaque()
             made = pushtrail_mhd_stream(32 * 1024, HTTPServer.read, streamState, HTTPServer.release)

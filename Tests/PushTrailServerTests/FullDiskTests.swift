@@ -88,6 +88,9 @@ struct FullDiskTests {
             #expect(answer.headers.contains("application/json"), "\(answer.headers)")
             message = answer.json["error"] as? String ?? ""
             #expect(message.hasSuffix("nothing of this body was stored"), "body \(n): \(answer.text)")
+            // A full disk is named as one, and the server's paths stay its own.
+            #expect(message.contains("No space left on device"), "body \(n): \(answer.text)")
+            #expect(!answer.text.contains(fixture.storePath), "body \(n): \(answer.text)")
             #expect(try head() == before, "body \(n) was refused, but the head moved")
             refused.append(body)
             break

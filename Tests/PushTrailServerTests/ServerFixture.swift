@@ -158,6 +158,41 @@ final class ServerFixture: @unchecked Sendable {
     }
 
     /// The sample events' lines.
+    /// Sends `request` as written on a new connection and reads until `enough` holds for
+    /// what has come (by default the first read), the server closes, or 5 s pass.
+    func raw(_ request: String, until enough: (String) -> Bool = { _ in true }) throws -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = server.port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { throw Failure(description: "connect") }
+        let bytes = Array(request.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { break }
+            sent += n
+        }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        repeat {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            answer += buffer[..<n]
+        } while !enough(String(decoding: answer, as: UTF8.self))
+        return String(decoding: answer, as: UTF8.self)
+    }
+
     static var sampleLines: [String] {
         let text = (try? String(contentsOfFile: root.path + "/Samples/events.ndjson", encoding: .utf8)) ?? ""
         return text.split(separator: "\n").map(String.init)

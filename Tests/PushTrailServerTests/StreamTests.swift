@@ -27,6 +27,28 @@ struct StreamTests {
         #expect(try fixture.request("GET", "/v1/events?since=whenever").status == 400)
     }
 
+    @Test("HEAD sends headers and no body, for a stream too, so a pipelined request after it is read right")
+    func headOfListing() throws {
+        let fixture = try ServerFixture()
+        let answer = try fixture.raw(
+            "HEAD /v1/events?limit=2 HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/head HTTP/1.1\r\nHost: x\r\n\r\n",
+            until: { $0.contains("\"hash\"") })
+        let parts = answer.components(separatedBy: "\r\n\r\n")
+        try #require(parts.count >= 3, "\(answer)")
+        #expect(parts[0].hasPrefix("HTTP/1.1 200"))
+        #expect(parts[0].contains("application/x-ndjson"))
+        // Straight after the HEAD's headers comes the next answer, not a body.
+        #expect(parts[1].hasPrefix("HTTP/1.1 200"), "\(answer)")
+        #expect(parts[2] == String(decoding: fixture.cli(["head", "--json"]).stdout, as: UTF8.self))
+        // A whole answer's HEAD names the GET's length, and sends nothing of it.
+        let head = try fixture.raw(
+            "HEAD /v1/head HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+            until: { $0.hasSuffix("ok\n") })
+        let length = fixture.cli(["head", "--json"]).stdout.count
+        #expect(head.contains("Content-Length: \(length)\r\n"), "\(head)")
+        #expect(head.components(separatedBy: "\r\n\r\n").dropFirst().first?.hasPrefix("HTTP/1.1 200") == true)
+    }
+
     @Test("a listing larger than one chunk streams whole", .enabled(if: ServerFixture.haveCurl))
     func longListing() throws {
         let fixture = try ServerFixture()

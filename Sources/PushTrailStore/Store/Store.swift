@@ -431,13 +431,26 @@ public final class Store: @unchecked Sendable {
     /// (a writer's file may reach further, sparse, until it is trimmed).
     public var fileBytes: Int { env.usedBytes }
 
+    /// Whether the file system holding `path` has (almost) no room left for this
+    /// process: under 64 KiB available.
+    static func isFull(_ path: String) -> Bool {
+        var fs = statvfs()
+        guard statvfs(path, &fs) == 0 else { return false }
+        return UInt64(fs.f_bavail) * UInt64(fs.f_frsize) < 64 << 10
+    }
+
     func mapErrors<R>(_ body: () throws -> R) throws -> R {
         do {
             return try body()
         } catch let error as LMDBError {
             if error.isCorruption { throw StoreError.notAStore(path: path, detail: "LMDB reports: \(error)") }
-            if error.code == ENOSPC || error.code == EIO || error.code == EDQUOT {
+            if error.code == ENOSPC || error.code == EDQUOT {
                 throw StoreError.writeRefused(path: path, errno: error.code)
+            }
+            if error.code == EIO {
+                // LMDB reports a write cut short as EIO; on a file system with no room
+                // left, that is a full disk.
+                throw StoreError.writeRefused(path: path, errno: Store.isFull(path) ? ENOSPC : EIO)
             }
             throw StoreError.io("store \(path): \(error)")
         }
