@@ -56,7 +56,7 @@ final class EventsUpload: HTTPUpload {
 
     init(routes: Routes, strict: Bool) {
         self.routes = routes
-        ingest = StreamedIngest(store: routes.store, strict: strict)
+        ingest = StreamedIngest(store: routes.store, strict: strict, group: routes.group)
     }
 
     func receive(_ bytes: UnsafeRawBufferPointer) -> HTTPResponse? {

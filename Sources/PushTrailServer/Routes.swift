@@ -10,6 +10,8 @@ public final class Routes: @unchecked Sendable {
     let access: Access
     let metrics = Metrics()
     let feed: EventFeed
+    /// Appends finishing together commit together.
+    let group: GroupCommit
     /// The largest request body accepted, in bytes.
     let maxBody: Int
 
@@ -19,6 +21,7 @@ public final class Routes: @unchecked Sendable {
         self.maxBody = maxBody
         access = Access(storePath: store.path)
         feed = EventFeed(store: store)
+        group = GroupCommit(store: store)
     }
 
     /// Whether the store defines any access token.

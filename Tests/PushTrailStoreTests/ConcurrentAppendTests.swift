@@ -89,6 +89,65 @@ struct ConcurrentAppendTests {
     }
 }
 
+@Suite("Group commit")
+struct GroupCommitTests {
+    @Test("bodies finishing together share commits; each is stored whole, its events in a row, once")
+    func sharedCommits() throws {
+        try withTemporaryDirectory { dir throws in
+            var options = StoreOptions()
+            options.writeMap = false  // as the server opens it; commits are durable (fsync)
+            let store = try Store(path: dir + "/store", create: true, options: options)
+            let group = GroupCommit(store: store)
+            let threads = 4
+            let bodies = 20
+            let perBody = 30
+            let failures = Messages()
+            let seqs = Messages()
+            let done = DispatchGroup()
+            for t in 0..<threads {
+                onThread(done) {
+                    for b in 0..<bodies {
+                        let ingest = StreamedIngest(store: store, strict: false, group: group)
+                        let text = (0..<perBody).map {
+                            ConcurrentAppendTests.line(t, b, $0) + "\n"
+                        }.joined()
+                        var bytes = Array(text.utf8)
+                        _ = bytes.withUnsafeMutableBytes { ingest.feed(UnsafeRawBufferPointer($0)) }
+                        do {
+                            let outcome = try ingest.finish(recordedAt: { utcSeconds(1_800_000_000) })
+                            let first = outcome.summary.firstSeq ?? 0
+                            let last = outcome.summary.lastSeq ?? 0
+                            if outcome.summary.appended != perBody || last - first + 1 != UInt64(perBody) {
+                                failures.add("thread \(t) body \(b): \(outcome.summary)")
+                            }
+                            seqs.add("\(first)")
+                        } catch {
+                            failures.add("thread \(t) body \(b): \(error)")
+                        }
+                    }
+                }
+            }
+            done.wait()
+            #expect(failures.messages.isEmpty, "\(failures.messages.prefix(5))")
+            let total = threads * bodies * perBody
+            let counts = group.counts
+            #expect(counts.bodies == threads * bodies)
+            #expect(counts.commits < counts.bodies, "no two bodies shared a commit: \(counts)")
+            // The bodies' runs of seqs tile 1…total.
+            let firsts = seqs.messages.compactMap { UInt64($0) }.sorted()
+            #expect(firsts == (0..<(threads * bodies)).map { UInt64($0 * perBody + 1) })
+            let report = try store.verify()
+            #expect(report.ok && report.events == UInt64(total), "\(report)")
+            // Sent again, every line is a duplicate, and nothing is added.
+            let again = StreamedIngest(store: store, strict: false, group: group)
+            var bytes = Array((ConcurrentAppendTests.line(0, 0, 0) + "\n").utf8)
+            _ = bytes.withUnsafeMutableBytes { again.feed(UnsafeRawBufferPointer($0)) }
+            #expect(try again.finish(recordedAt: { utcSeconds(1_800_000_000) }).summary.duplicates == 1)
+            #expect(try store.read { try $0.head().seq } == UInt64(total))
+        }
+    }
+}
+
 /// Runs `body` on a thread of its own (a dispatch queue's pool may be no wider than
 /// the cores, and busy readers would starve the appenders).
 func onThread(_ group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {

@@ -35,9 +35,17 @@ public final class StreamedIngest {
     private var outcome = Outcome()
     private var stop: Rejection?
 
-    public init(store: Store, strict: Bool, source: String = "request body", maxRejects: Int = 1000) {
+    /// Where a body that is not strict commits: with the bodies finishing at the same
+    /// time, in one transaction (nil: alone). A strict body always commits alone, as
+    /// one conflict refuses it and only it.
+    let group: GroupCommit?
+
+    public init(
+        store: Store, strict: Bool, group: GroupCommit? = nil, source: String = "request body", maxRejects: Int = 1000
+    ) {
         self.store = store
         self.strict = strict
+        self.group = group
         self.source = source
         self.maxRejects = maxRejects
     }
@@ -74,10 +82,23 @@ public final class StreamedIngest {
         guard !pending.isEmpty else { return outcome }
         let compressor = try store.latestDictionary().flatMap { RecordCompressor(dictionary: $0) }
         compressor?.compress(&pending)
+        let outcomes: [AppendOutcome]
+        if let group, !strict {
+            outcomes = try group.append(pending, dictionary: compressor?.dictionary, recordedAt: clock)
+        } else {
+            outcomes = try alone(pending, compressor?.dictionary, clock)
+        }
+        return account(outcomes)
+    }
+
+    /// Appends the body's events in a transaction of their own; a strict body's first
+    /// conflict aborts it.
+    private func alone(
+        _ events: [PendingEvent], _ dictionary: RecordDictionary?, _ clock: @escaping @Sendable () -> Timestamp
+    ) throws -> [AppendOutcome] {
         let strict = self.strict
-        let events = pending
-        let outcomes: [AppendOutcome] = try store.write(recordedAt: clock) { writer in
-            let outcomes = try writer.append(events, dictionary: compressor?.dictionary)
+        return try store.write(recordedAt: clock) { writer in
+            let outcomes = try writer.append(events, dictionary: dictionary)
             if strict, let i = outcomes.firstIndex(where: { if case .conflict = $0 { true } else { false } }),
                 case .conflict(let seq) = outcomes[i]
             {
@@ -85,6 +106,11 @@ public final class StreamedIngest {
             }
             return outcomes
         }
+    }
+
+    /// Counts the outcomes into the answer, and forgets the body's events.
+    private func account(_ outcomes: [AppendOutcome]) -> Outcome {
+        let events = pending
         // The conflicts take their place among the lines' rejections, in line order.
         var conflicts: [Rejection] = []
         for i in outcomes.indices {

@@ -1,0 +1,78 @@
+import PushTrailModel
+
+/// Lets appends that arrive together share one write transaction (group commit).
+///
+/// Each commit copies every page its transaction touched, and the random-keyed indexes
+/// make that most of a body's pages however few events it holds; a commit also waits
+/// for the disk. Bodies that finish while another commit is under way wait for it,
+/// then one of them commits all of them at once: each body is still stored whole or
+/// not at all, in the order they queued, and each caller returns only once its events
+/// are durable. A lone body commits at once, as without the group.
+public final class GroupCommit: @unchecked Sendable {
+    let store: Store
+    private let monitor = Monitor()
+    /// Bodies waiting for the next commit, in arrival order.
+    private var queue: [Request] = []
+    /// A caller is committing a group.
+    private var committing = false
+
+    final class Request {
+        let events: [PendingEvent]
+        let dictionary: RecordDictionary?
+        var result: Result<[AppendOutcome], Error>?
+
+        init(_ events: [PendingEvent], _ dictionary: RecordDictionary?) {
+            self.events = events
+            self.dictionary = dictionary
+        }
+    }
+
+    private var commits = 0
+    private var bodies = 0
+
+    /// Groups committed (or refused) so far, and the bodies they held.
+    public var counts: (commits: Int, bodies: Int) { monitor.locked { (commits, bodies) } }
+
+    public init(store: Store) { self.store = store }
+
+    /// Appends `events` (compressed with `dictionary`, if any) in a transaction shared
+    /// with the bodies queued at the same time; their outcomes once it has committed.
+    /// A refused commit throws for every body of its group.
+    public func append(
+        _ events: [PendingEvent], dictionary: RecordDictionary?, recordedAt clock: @escaping () -> Timestamp
+    ) throws -> [AppendOutcome] {
+        let request = Request(events, dictionary)
+        monitor.lock()
+        queue.append(request)
+        while request.result == nil {
+            guard !committing else {
+                monitor.wait()
+                continue
+            }
+            committing = true
+            let group = queue
+            queue = []
+            monitor.unlock()
+            let results = commit(group, clock)
+            monitor.lock()
+            for (member, result) in zip(group, results) { member.result = result }
+            commits += 1
+            bodies += group.count
+            committing = false
+            monitor.broadcast()
+        }
+        monitor.unlock()
+        return try request.result!.get()
+    }
+
+    private func commit(_ group: [Request], _ clock: @escaping () -> Timestamp) -> [Result<[AppendOutcome], Error>] {
+        do {
+            let outcomes = try store.write(recordedAt: clock) { writer in
+                try group.map { try writer.append($0.events, dictionary: $0.dictionary) }
+            }
+            return outcomes.map { .success($0) }
+        } catch {
+            return group.map { _ in .failure(error) }
+        }
+    }
+}
