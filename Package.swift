@@ -79,7 +79,7 @@ let package = Package(
             swiftSettings: leanModules,
             linkerSettings: staticStdlib
         ),
-        .testTarget(name: "LMDBKitTests", dependencies: ["LMDBKit"]),
+        .testTarget(name: "LMDBKitTests", dependencies: ["LMDBKit", "TestSupport"]),
         .target(name: "TestSupport", dependencies: ["PushTrailModel"], path: "Tests/TestSupport"),
         .testTarget(name: "PushTrailModelTests", dependencies: ["PushTrailModel", "TestSupport"]),
         .testTarget(

@@ -4,6 +4,20 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <microhttpd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+/* Caps glibc's malloc arenas at `count` (elsewhere, does nothing). glibc gives each busy
+   thread an arena of its own, up to 8 a core, and an arena keeps what it once held. */
+static inline void pushtrail_limit_arenas(int count)
+{
+#if defined(__GLIBC__)
+    mallopt(M_ARENA_MAX, count);
+#else
+    (void)count;
+#endif
+}
 
 /* MHD_start_daemon is variadic, which Swift cannot call: this starts a daemon with the
    options pushtrail sets, all of them explicit. Each connection gets its own thread (a

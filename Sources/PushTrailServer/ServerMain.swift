@@ -1,3 +1,4 @@
+import CMicroHTTPD
 import PushTrailModel
 import PushTrailStore
 
@@ -129,6 +130,9 @@ public enum ServerMain {
         sigaddset(&signals, SIGINT)
         pthread_sigmask(SIG_BLOCK, &signals, nil)
         signal(SIGPIPE, SIG_IGN)
+        // With a thread per connection, glibc would keep an arena for each of up to 16
+        // busy threads; two keep the memory near what the requests in flight need.
+        pushtrail_limit_arenas(2)
         do {
             try server.start(host: host, port: port, tls: tls)
         } catch {

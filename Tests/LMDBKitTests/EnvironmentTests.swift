@@ -2,6 +2,9 @@ import Foundation
 import LMDBKit
 import Testing
 
+import class TestSupport.Messages
+import func TestSupport.onThread
+
 @Suite("Environment")
 struct EnvironmentTests {
     @Test("an environment opens in an empty directory and creates data.mdb and lock.mdb")
@@ -263,9 +266,9 @@ struct ThreadedMapGrowthTests {
             let perTransaction = 8
             let size = 8 << 10  // 6 MiB in all, from a 64 KiB map: seven growths at least
             let total = writers * transactions * perTransaction
-            let failures = Failures()
-            let done = Failures()
-            let walks = Failures()
+            let failures = Messages()
+            let done = Messages()
+            let walks = Messages()
             // Readers walk every entry and compare its bytes, which lie in the map: a map
             // moved under an open transaction would fault or show other bytes.
             let readers = DispatchGroup()
@@ -364,7 +367,7 @@ struct ThreadedMapGrowthTests {
                 }
             }
             holding.wait()
-            let grower = Failures()
+            let grower = Messages()
             onThread(group) {
                 do { try env.growMap() } catch { grower.add("\(error)") }
             }
@@ -383,33 +386,6 @@ struct ThreadedMapGrowthTests {
             #expect(try env.readIfReady { _ in true } == true)
         }
     }
-}
-
-/// Runs `body` on a thread of its own (not a dispatch queue's, whose pool may be no
-/// wider than the cores and would leave busy readers starving the writers).
-func onThread(_ group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
-    group.enter()
-    let thread = Thread {
-        body()
-        group.leave()
-    }
-    thread.start()
-}
-
-/// Messages gathered from several threads: how many, and the first hundred.
-final class Failures: @unchecked Sendable {
-    private let lock = NSLock()
-    private var list: [String] = []
-    private var added = 0
-
-    func add(_ message: String) {
-        lock.withLock {
-            added += 1
-            if list.count < 100 { list.append(message) }
-        }
-    }
-    var messages: [String] { lock.withLock { list } }
-    var count: Int { lock.withLock { added } }
 }
 
 @Suite("Environment: writable map")

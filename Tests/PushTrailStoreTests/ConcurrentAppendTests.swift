@@ -93,11 +93,24 @@ struct ConcurrentAppendTests {
 struct GroupCommitTests {
     @Test("bodies finishing together share commits; each is stored whole, its events in a row, once")
     func sharedCommits() throws {
+        let counts = try appendTogether(maxEvents: 25_000)
+        #expect(counts.commits < counts.bodies, "no two bodies shared a commit: \(counts)")
+    }
+
+    @Test("a group takes no more events than its limit (its first body aside)")
+    func limitedGroups() throws {
+        let counts = try appendTogether(maxEvents: 1)
+        #expect(counts.commits == counts.bodies)
+    }
+
+    /// Four threads append 20 bodies of 30 events each through one group; the bodies'
+    /// events must be stored whole, in a row and once, and the chain verify.
+    func appendTogether(maxEvents: Int) throws -> (commits: Int, bodies: Int) {
         try withTemporaryDirectory { dir throws in
             var options = StoreOptions()
             options.writeMap = false  // as the server opens it; commits are durable (fsync)
             let store = try Store(path: dir + "/store", create: true, options: options)
-            let group = GroupCommit(store: store)
+            let group = GroupCommit(store: store, maxEvents: maxEvents)
             let threads = 4
             let bodies = 20
             let perBody = 30
@@ -132,7 +145,6 @@ struct GroupCommitTests {
             let total = threads * bodies * perBody
             let counts = group.counts
             #expect(counts.bodies == threads * bodies)
-            #expect(counts.commits < counts.bodies, "no two bodies shared a commit: \(counts)")
             // The bodies' runs of seqs tile 1…total.
             let firsts = seqs.messages.compactMap { UInt64($0) }.sorted()
             #expect(firsts == (0..<(threads * bodies)).map { UInt64($0 * perBody + 1) })
@@ -144,32 +156,7 @@ struct GroupCommitTests {
             _ = bytes.withUnsafeMutableBytes { again.feed(UnsafeRawBufferPointer($0)) }
             #expect(try again.finish(recordedAt: { utcSeconds(1_800_000_000) }).summary.duplicates == 1)
             #expect(try store.read { try $0.head().seq } == UInt64(total))
+            return counts
         }
     }
-}
-
-/// Runs `body` on a thread of its own (a dispatch queue's pool may be no wider than
-/// the cores, and busy readers would starve the appenders).
-func onThread(_ group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
-    group.enter()
-    Thread {
-        body()
-        group.leave()
-    }.start()
-}
-
-/// Messages gathered from several threads: how many, and the first hundred.
-final class Messages: @unchecked Sendable {
-    private let lock = NSLock()
-    private var list: [String] = []
-    private var added = 0
-
-    func add(_ message: String) {
-        lock.withLock {
-            added += 1
-            if list.count < 100 { list.append(message) }
-        }
-    }
-    var messages: [String] { lock.withLock { list } }
-    var count: Int { lock.withLock { added } }
 }

@@ -7,7 +7,9 @@ import PushTrailModel
 /// for the disk. Bodies that finish while another commit is under way wait for it,
 /// then one of them commits all of them at once: each body is still stored whole or
 /// not at all, in the order they queued, and each caller returns only once its events
-/// are durable. A lone body commits at once, as without the group.
+/// are durable. A lone body commits at once, as without the group. A group takes up to
+/// `maxEvents` events, since the transaction holds its dirty pages in memory until it
+/// commits.
 public final class GroupCommit: @unchecked Sendable {
     let store: Store
     private let monitor = Monitor()
@@ -33,7 +35,13 @@ public final class GroupCommit: @unchecked Sendable {
     /// Groups committed (or refused) so far, and the bodies they held.
     public var counts: (commits: Int, bodies: Int) { monitor.locked { (commits, bodies) } }
 
-    public init(store: Store) { self.store = store }
+    /// Events one group takes at most, unless its first body alone has more.
+    let maxEvents: Int
+
+    public init(store: Store, maxEvents: Int = 25_000) {
+        self.store = store
+        self.maxEvents = maxEvents
+    }
 
     /// Appends `events` (compressed with `dictionary`, if any) in a transaction shared
     /// with the bodies queued at the same time; their outcomes once it has committed.
@@ -50,8 +58,7 @@ public final class GroupCommit: @unchecked Sendable {
                 continue
             }
             committing = true
-            let group = queue
-            queue = []
+            let group = takeGroup()
             monitor.unlock()
             let results = commit(group, clock)
             monitor.lock()
@@ -63,6 +70,20 @@ public final class GroupCommit: @unchecked Sendable {
         }
         monitor.unlock()
         return try request.result!.get()
+    }
+
+    /// The queued bodies, from the first, up to `maxEvents` events (the first always):
+    /// a transaction's dirty pages are held in memory until it commits.
+    private func takeGroup() -> [Request] {
+        var events = 0
+        var count = 0
+        while count < queue.count && (count == 0 || events + queue[count].events.count <= maxEvents) {
+            events += queue[count].events.count
+            count += 1
+        }
+        let group = Array(queue.prefix(count))
+        queue.removeFirst(count)
+        return group
     }
 
     private func commit(_ group: [Request], _ clock: @escaping () -> Timestamp) -> [Result<[AppendOutcome], Error>] {
