@@ -38,7 +38,7 @@ public final class GroupCommit: @unchecked Sendable {
     /// Events one group takes at most, unless its first body alone has more.
     let maxEvents: Int
 
-    public init(store: Store, maxEvents: Int = 25_000) {
+    public init(store: Store, maxEvents: Int = 15_000) {
         self.store = store
         self.maxEvents = maxEvents
     }
