@@ -32,6 +32,10 @@ public enum ServerMain {
           --tls-key FILE      PEM private key of --tls-cert
           --max-body BYTES    the largest request body accepted (default 67108864, 64 MiB)
           -h, --help          show this help
+
+        environment:
+          PUSHTRAIL_STORE     the store when --store is not given
+          PUSHTRAIL_MAP_SIZE  the LMDB map's starting size in bytes (default 256 MiB; it grows)
         """
 
     /// Runs the server; returns the exit status (0 after a clean stop, 2 for a usage

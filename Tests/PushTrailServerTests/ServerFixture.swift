@@ -161,9 +161,16 @@ final class ServerFixture: @unchecked Sendable {
     /// Sends `request` as written on a new connection and reads until `enough` holds for
     /// what has come (by default the first read), the server closes, or 5 s pass.
     func raw(_ request: String, until enough: (String) -> Bool = { _ in true }) throws -> String {
+        let fd = try sendRaw(request)
+        defer { close(fd) }
+        return Self.receive(fd, until: enough)
+    }
+
+    /// A new connection to the server with `request` sent on it, as written; the caller
+    /// reads it (`receive`) and closes it.
+    func sendRaw(_ request: String) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket") }
-        defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = server.port.bigEndian
@@ -175,7 +182,10 @@ final class ServerFixture: @unchecked Sendable {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard connected == 0 else { throw Failure(description: "connect") }
+        guard connected == 0 else {
+            close(fd)
+            throw Failure(description: "connect")
+        }
         let bytes = Array(request.utf8)
         var sent = 0
         while sent < bytes.count {
@@ -183,6 +193,11 @@ final class ServerFixture: @unchecked Sendable {
             if n <= 0 { break }
             sent += n
         }
+        return fd
+    }
+
+    /// Reads `fd` until `enough` holds for what has come, it closes, or a read waits 5 s.
+    static func receive(_ fd: Int32, until enough: (String) -> Bool) -> String {
         var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         repeat {

@@ -67,20 +67,21 @@ struct StreamTests {
     func stream() throws {
         let fixture = try ServerFixture()
         let head = try fixture.store.read { try $0.head().seq }
-        // A stream from the head; two events appended while it is open.
-        nonisolated(unsafe) var live: ServerFixture.Answer?
-        let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            live = try? fixture.request("GET", "/v1/stream?type=notification", timeout: 3, extra: ["-N"])
-            done.signal()
-        }
-        Thread.sleep(forTimeInterval: 0.8)
+        // A stream from the head, open (its first comment read) before two events are
+        // appended; they must come down it.
+        let stream = try fixture.sendRaw("GET /v1/stream?type=notification HTTP/1.1\r\nHost: x\r\n\r\n")
+        defer { close(stream) }
+        let opening = ServerFixture.receive(stream, until: { $0.contains(": pushtrail events after seq") })
+        #expect(opening.contains("after seq \(head)\n"), "\(opening)")
         let lines = [ServerFixture.newEvent("live-1"), ServerFixture.newEvent("live-2")]
         _ = try fixture.request(
             "POST", "/v1/events", headers: ["Content-Type: application/x-ndjson"], body: AppendTests.body(lines))
-        done.wait()
-        let text = try #require(live).text
-        #expect(text.hasPrefix("retry: 2000\n"))
+        // Until the second event's whole message (its chunk ends "\n\n\r\n").
+        let rest = ServerFixture.receive(stream) {
+            $0.contains("id: \(head + 2)\n") && ($0.hasSuffix("\n\n") || $0.hasSuffix("\n\n\r\n"))
+        }
+        let text = Self.dechunked(opening + rest)
+        #expect(text.hasPrefix("retry: 2000\n"), "\(text)")
         let expected = fixture.cli(["log", "--json", "--since", "@\(head)"]).stdout
         let expectedLines = String(decoding: expected, as: UTF8.self).split(separator: "\n")
         #expect(expectedLines.count == 2)
@@ -92,6 +93,19 @@ struct StreamTests {
             "GET", "/v1/stream", headers: ["Last-Event-ID: \(head + 1)"], timeout: 1.5, extra: ["-N"])
         #expect(resumed.text.contains("id: \(head + 2)\n") && !resumed.text.contains("id: \(head + 1)\n"))
         #expect(try fixture.request("GET", "/v1/stream", headers: ["Last-Event-ID: x"]).status == 400)
+    }
+
+    /// The body of a raw chunked HTTP answer: its chunks' bytes, without the head.
+    static func dechunked(_ answer: String) -> String {
+        guard let start = answer.range(of: "\r\n\r\n") else { return "" }
+        var rest = Substring(answer[start.upperBound...])
+        var body = ""
+        while let eol = rest.range(of: "\r\n"), let size = Int(rest[..<eol.lowerBound], radix: 16), size > 0 {
+            let chunk = rest[eol.upperBound...].utf8.prefix(size)
+            body += String(decoding: chunk, as: UTF8.self)
+            rest = Substring(String(decoding: rest[eol.upperBound...].utf8.dropFirst(size + 2), as: UTF8.self))
+        }
+        return body
     }
 
     @Test("downloads are export -o -'s bytes, named as export names the file", .enabled(if: ServerFixture.haveCurl))

@@ -300,6 +300,9 @@ enum ManpageCommand: Command {
             .B PUSHTRAIL_STORE
             the store directory when \\fB\\-\\-store\\fR is not given (default ./pushtrail.lmdb)
             .TP
+            .B PUSHTRAIL_MAP_SIZE
+            the LMDB map's starting size in bytes (default 256 MiB; it grows as the store does)
+            .TP
             .B PUSHTRAIL_BUNDLE
             the bundle id for \\fBexport\\fR and \\fBreplay\\fR when neither \\fB\\-\\-bundle\\fR \
             nor the event's topic gives one
