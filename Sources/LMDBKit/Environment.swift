@@ -112,9 +112,7 @@ public final class Environment: @unchecked Sendable {
     /// Runs `body` in a read-only transaction that ends when `body` returns.
     /// Everything read through it is a consistent snapshot.
     public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
-        guard let txn = try begin(flags: UInt32(MDB_RDONLY), waiting: true) else {
-            throw LMDBError(code: EAGAIN, operation: "mdb_txn_begin")
-        }
+        let txn = try begin(flags: UInt32(MDB_RDONLY))
         defer { end(abort: txn) }
         return try body(Transaction(handle: txn, isWritable: false))
     }
@@ -142,9 +140,7 @@ public final class Environment: @unchecked Sendable {
     public func write<R>(retryingWhenFull: Bool = true, _ body: (Transaction) throws -> R) throws -> R {
         precondition(!isReadOnly, "write transaction on a read-only environment")
         while true {
-            guard let txn = try begin(flags: 0, waiting: true) else {
-                throw LMDBError(code: EAGAIN, operation: "mdb_txn_begin")
-            }
+            let txn = try begin(flags: 0)
             let result: R
             do {
                 result = try body(Transaction(handle: txn, isWritable: true))
@@ -172,9 +168,7 @@ public final class Environment: @unchecked Sendable {
     /// environment is).
     public func openDatabases<R>(_ body: (Transaction) throws -> R) throws -> R {
         if !isReadOnly { return try write(body) }
-        guard let txn = try begin(flags: UInt32(MDB_RDONLY), waiting: true) else {
-            throw LMDBError(code: EAGAIN, operation: "mdb_txn_begin")
-        }
+        let txn = try begin(flags: UInt32(MDB_RDONLY))
         let result: R
         do {
             result = try body(Transaction(handle: txn, isWritable: false))
@@ -188,8 +182,15 @@ public final class Environment: @unchecked Sendable {
         return result
     }
 
-    /// Begins a transaction inside the gate (the caller must `end` it, or commit and
-    /// leave the gate); nil when `waiting` is off and the map must change first.
+    /// Begins a transaction inside the gate, waiting for the map to change first if it
+    /// must (the caller must `end` it, or commit and leave the gate).
+    private func begin(flags: UInt32) throws -> OpaquePointer {
+        // Only a begin that does not wait can come back without a transaction.
+        try begin(flags: flags, waiting: true)!
+    }
+
+    /// As `begin(flags:)`; nil instead of waiting when `waiting` is off and the map
+    /// must change first.
     private func begin(flags: UInt32, waiting: Bool) throws -> OpaquePointer? {
         while true {
             guard gate.enter(waiting: waiting) else { return nil }

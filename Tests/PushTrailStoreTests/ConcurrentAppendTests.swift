@@ -13,6 +13,16 @@ struct ConcurrentAppendTests {
     static let bodies = 30
     static let perBody = 40
 
+    /// Appends body `body` of `appender` (`count` events) through a `StreamedIngest`.
+    static func append(
+        _ store: Store, group: GroupCommit? = nil, appender: Int, body: Int, count: Int = perBody
+    ) throws -> StreamedIngest.Outcome {
+        let ingest = StreamedIngest(store: store, strict: false, group: group)
+        var bytes = Array((0..<count).map { line(appender, body, $0) + "\n" }.joined().utf8)
+        _ = bytes.withUnsafeMutableBytes { ingest.feed(UnsafeRawBufferPointer($0)) }
+        return try ingest.finish(recordedAt: { utcSeconds(1_800_000_000) })
+    }
+
     static func line(_ appender: Int, _ body: Int, _ n: Int) -> String {
         let number = (appender * bodies + body) * perBody + n
         let id = String(format: "0B9E5C36-3A4B-4C5D-8E6F-%012X", number)
@@ -53,14 +63,8 @@ struct ConcurrentAppendTests {
             for a in 0..<ConcurrentAppendTests.appenders {
                 onThread(done) {
                     for b in 0..<ConcurrentAppendTests.bodies {
-                        let ingest = StreamedIngest(store: store, strict: false)
-                        let body = (0..<ConcurrentAppendTests.perBody).map {
-                            ConcurrentAppendTests.line(a, b, $0) + "\n"
-                        }.joined()
-                        var bytes = Array(body.utf8)
-                        _ = bytes.withUnsafeMutableBytes { ingest.feed(UnsafeRawBufferPointer($0)) }
                         do {
-                            let outcome = try ingest.finish(recordedAt: { utcSeconds(1_800_000_000) })
+                            let outcome = try ConcurrentAppendTests.append(store, appender: a, body: b)
                             if outcome.summary.appended != ConcurrentAppendTests.perBody {
                                 failures.add("appender \(a) body \(b): \(outcome.summary)")
                             }
@@ -120,14 +124,9 @@ struct GroupCommitTests {
             for t in 0..<threads {
                 onThread(done) {
                     for b in 0..<bodies {
-                        let ingest = StreamedIngest(store: store, strict: false, group: group)
-                        let text = (0..<perBody).map {
-                            ConcurrentAppendTests.line(t, b, $0) + "\n"
-                        }.joined()
-                        var bytes = Array(text.utf8)
-                        _ = bytes.withUnsafeMutableBytes { ingest.feed(UnsafeRawBufferPointer($0)) }
                         do {
-                            let outcome = try ingest.finish(recordedAt: { utcSeconds(1_800_000_000) })
+                            let outcome = try ConcurrentAppendTests.append(
+                                store, group: group, appender: t, body: b, count: perBody)
                             let first = outcome.summary.firstSeq ?? 0
                             let last = outcome.summary.lastSeq ?? 0
                             if outcome.summary.appended != perBody || last - first + 1 != UInt64(perBody) {
@@ -151,10 +150,8 @@ struct GroupCommitTests {
             let report = try store.verify()
             #expect(report.ok && report.events == UInt64(total), "\(report)")
             // Sent again, every line is a duplicate, and nothing is added.
-            let again = StreamedIngest(store: store, strict: false, group: group)
-            var bytes = Array((ConcurrentAppendTests.line(0, 0, 0) + "\n").utf8)
-            _ = bytes.withUnsafeMutableBytes { again.feed(UnsafeRawBufferPointer($0)) }
-            #expect(try again.finish(recordedAt: { utcSeconds(1_800_000_000) }).summary.duplicates == 1)
+            let again = try ConcurrentAppendTests.append(store, group: group, appender: 0, body: 0, count: 1)
+            #expect(again.summary.duplicates == 1)
             #expect(try store.read { try $0.head().seq } == UInt64(total))
             return counts
         }
