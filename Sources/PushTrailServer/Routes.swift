@@ -271,8 +271,9 @@ public final class Routes: @unchecked Sendable {
 
     /// The JSON text and a line break, as the CLI prints it.
     static func json(_ value: JSONValue, route: String) -> HTTPResponse {
-        HTTPResponse(
-            status: 200, contentType: "application/json", body: Array((value.serialized() + "\n").utf8), route: route)
+        var body = value.serializedBytes()
+        body.append(0x0A)
+        return HTTPResponse(status: 200, contentType: "application/json", body: body, route: route)
     }
 
     static func error(

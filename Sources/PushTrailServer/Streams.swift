@@ -86,20 +86,20 @@ extension Routes {
             guard next < seqs.count else { return nil }
             let chunk = seqs[next..<min(seqs.count, next + Routes.chunkEvents)]
             next = chunk.endIndex
-            var out = ""
+            var out: [UInt8] = []
             do {
                 try store.read { reader in
                     for seq in chunk {
                         guard let stored = try reader.event(seq: seq) else { continue }
                         Presentation.logLine(stored).write(into: &out)
-                        out += "\n"
+                        out.append(0x0A)
                     }
                 }
             } catch {
                 // The answer has begun: it can only end short. The client sees no final chunk.
                 return nil
             }
-            return Array(out.utf8)
+            return out
         })
         return HTTPResponse(status: 200, contentType: "application/x-ndjson", stream: stream, route: "/v1/events")
     }
@@ -130,7 +130,7 @@ extension Routes {
             while !feed.isStopped {
                 let transaction = store.lastTransactionID
                 if transaction != seenTransaction {
-                    var out = ""
+                    var out: [UInt8] = []
                     var caughtUp = true
                     do {
                         try store.read { reader in
@@ -139,9 +139,9 @@ extension Routes {
                             let through = min(head, last + UInt64(Routes.chunkEvents))
                             caughtUp = through == head
                             try reader.appended(after: last, through: through, matching: query) { loaded in
-                                out += "id: \(loaded.seq)\ndata: "
+                                out.append(contentsOf: "id: \(loaded.seq)\ndata: ".utf8)
                                 Presentation.logLine(loaded.stored).write(into: &out)
-                                out += "\n\n"
+                                out.append(contentsOf: [0x0A, 0x0A])
                             }
                             last = through
                         }
@@ -151,7 +151,7 @@ extension Routes {
                     if caughtUp { seenTransaction = transaction }
                     if !out.isEmpty {
                         lastSent = monotonicNanoseconds()
-                        return Array(out.utf8)
+                        return out
                     }
                     if !caughtUp { continue }
                 }

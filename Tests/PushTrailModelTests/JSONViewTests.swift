@@ -244,6 +244,24 @@ struct JSONOutputTests {
                 == #"{"z":1,"a":"quote \" slash \\ newline \n tab \t","c":[true,null,-5],"ctl":"\u0001\u2028"}"#)
     }
 
+    @Test("the byte writer escapes only what it must, and agrees with the text")
+    func serializeBytes() {
+        // "…" (E2 80 A6) and "€" (E2 82 AC) share U+2028's first bytes; a trailing E2 80
+        // is cut short of one.
+        let value: JSONValue = .object([
+            ("sep", "a\u{2028}b\u{2029}c"), ("near", "…€"), ("cr", "\r\u{1f}\u{7f}"),
+            ("ints", .array([.int(Int64.min), .int(0), .int(Int64.max)])), ("raw", .raw("[1]")),
+        ])
+        let expected =
+            #"{"sep":"a\u2028b\u2029c","near":"…€","cr":"\r\u001f\u007f","#
+            + #""ints":[-9223372036854775808,0,9223372036854775807],"raw":[1]}"#
+        #expect(value.serializedBytes() == Array(expected.utf8))
+        #expect(value.serialized() == expected)
+        var out = ""
+        JSONValue.quote("\"…\u{2029}", into: &out)
+        #expect(out == #""\"…\u2029""#)
+    }
+
     @Test("written JSON parses back to an equal value")
     func serializeRoundTrip() throws {
         let value: JSONValue = .object([("name", "é😀\u{7f}"), ("raw", .raw(#"{"k":[1,2]}"#))])

@@ -1,9 +1,13 @@
 import PushTrailModel
 
 /// A stored event with its decoded form.
-public struct LoadedEvent: Sendable {
-    public var stored: StoredEvent
-    public var event: Event
+///
+/// A class: a report meets one event in several places (its thread, its task, its
+/// notification's actions), and a struct this size would copy a reference count for
+/// every string of the event at each.
+public final class LoadedEvent: Sendable {
+    public let stored: StoredEvent
+    public let event: Event
     public var seq: UInt64 { stored.seq }
     public var position: Position { stored.position }
 
