@@ -257,9 +257,7 @@ struct JSONOutputTests {
             + #""ints":[-9223372036854775808,0,9223372036854775807],"raw":[1]}"#
         #expect(value.serializedBytes() == Array(expected.utf8))
         #expect(value.serialized() == expected)
-        var out = ""
-        JSONValue.quote("\"…\u{2029}", into: &out)
-        #expect(out == #""\"…\u2029""#)
+        #expect(JSONValue.quoted("\"…\u{2029}") == #""\"…\u2029""#)
     }
 
     @Test("written JSON parses back to an equal value")

@@ -35,8 +35,6 @@ public indirect enum JSONValue: Equatable, Sendable, ExpressibleByStringLiteral,
         return out
     }
 
-    public func write(into out: inout String) { out += serialized() }
-
     public func write(into out: inout [UInt8]) {
         switch self {
         case .object(let members):
@@ -66,13 +64,7 @@ public indirect enum JSONValue: Equatable, Sendable, ExpressibleByStringLiteral,
     private static let trueBytes = Array("true".utf8)
     private static let falseBytes = Array("false".utf8)
     private static let nullBytes = Array("null".utf8)
-
-    /// Writes `s` as a JSON string literal.
-    public static func quote(_ s: String, into out: inout String) {
-        var bytes: [UInt8] = []
-        quote(s, into: &bytes)
-        out += String(decoding: bytes, as: UTF8.self)
-    }
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Writes `s` as a JSON string literal, in UTF-8.
     public static func quote(_ s: String, into out: inout [UInt8]) {
@@ -108,14 +100,14 @@ public indirect enum JSONValue: Equatable, Sendable, ExpressibleByStringLiteral,
 
     /// `\uXXXX`, lower-case hex.
     private static func escape(_ value: UInt32, into out: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
         out.append(contentsOf: [0x5C, UInt8(ascii: "u")])
-        for shift in stride(from: 12, through: 0, by: -4) { out.append(hex[Int((value >> UInt32(shift)) & 0xF)]) }
+        for shift in stride(from: 12, through: 0, by: -4) { out.append(hexDigits[Int((value >> UInt32(shift)) & 0xF)]) }
     }
 
+    /// `s` as a JSON string literal.
     public static func quoted(_ s: String) -> String {
-        var out = ""
+        var out: [UInt8] = []
         quote(s, into: &out)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 }
