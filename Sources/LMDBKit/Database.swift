@@ -105,6 +105,11 @@ public struct Database: Sendable {
         }
     }
 
+    /// Deletes every entry, keeping the database itself (`mdb_drop` without deleting).
+    public func empty(in txn: Transaction) throws {
+        try check(mdb_drop(txn.handle, dbi, 0), "mdb_drop")
+    }
+
     /// Counters for this database as of `txn`.
     public func statistics(in txn: Transaction) throws -> DatabaseStatistics {
         var s = MDB_stat()

@@ -159,26 +159,122 @@ extension Store {
     ///
     /// With `retryingWhenFull` false a full map is an error instead, for a `body` that
     /// cannot run twice; `makeRoom` first sizes the map so that it cannot fill.
+    ///
+    /// A `tiered` write files its ids and seqs in the recent tier (`RecentDatabases`),
+    /// for transactions of a few thousand events, and moves the tier into the main
+    /// databases once it holds `StoreOptions.foldEvents` events; any other write moves
+    /// it first, then files in the main databases.
     public func write<R>(
-        recordedAt clock: @escaping () -> Timestamp, retryingWhenFull: Bool = true, _ body: (StoreWriter) throws -> R
+        recordedAt clock: @escaping () -> Timestamp, retryingWhenFull: Bool = true, tiered: Bool = false,
+        _ body: (StoreWriter) throws -> R
     ) throws -> R {
         try writeTransaction(retryingWhenFull: retryingWhenFull) { txn in
-            let writer = try StoreWriter(store: self, txn: txn, clock: clock)
+            let writer = try StoreWriter(store: self, txn: txn, clock: clock, tiered: tiered)
             let result = try body(writer)
             try writer.flush()
             return result
         }
     }
 
-    /// Appends `batch` in one transaction.
-    public func append(_ batch: [PendingEvent], recordedAt clock: @escaping () -> Timestamp) throws -> [AppendOutcome] {
-        try write(recordedAt: clock) { try $0.append(batch) }
+    /// Appends `batch` in one transaction (`tiered`: as `write` says).
+    public func append(
+        _ batch: [PendingEvent], recordedAt clock: @escaping () -> Timestamp, tiered: Bool = false
+    ) throws -> [AppendOutcome] {
+        try write(recordedAt: clock, tiered: tiered) { try $0.append(batch) }
+    }
+
+    /// The events whose entries the recent tier holds (its `ids` entries).
+    func recentEvents(in txn: Transaction) throws -> Int {
+        try recent.map { try $0.ids.statistics(in: txn).entries } ?? 0
     }
 
     /// The newest compression dictionary of the store, which new records are compressed
     /// with; nil while it has none.
     public func latestDictionary() throws -> RecordDictionary? {
         try read { try $0.latestDictionary() }
+    }
+
+    /// Moves entries of the recent tier into the main databases, in key order, and
+    /// deletes them from the tier: all of them (`slices` 1), or, of each of its five
+    /// databases, whole keys holding about `1/slices` of its entries, from where the
+    /// last fold of that database stopped (`meta/fold.NAME`), around to its start. A
+    /// key's recent seqs are greater than its main ones, so they are appended to its
+    /// values; a recent id already in `ids` is damage, and throws.
+    ///
+    /// A slice reaches about `1/slices` of the main databases' leaves: the pages one
+    /// transaction copies, and holds in memory until it commits, stay bounded.
+    func fold(in txn: Transaction, slices: Int = 1) throws {
+        guard let recent else { return }
+        let pairs: [(String, Database, Database)] = [
+            ("ids", recent.ids, ids), ("users", recent.users, indexes[.users]),
+            ("tasks", recent.tasks, indexes[.tasks]), ("threads", recent.threads, indexes[.threads]),
+            ("refs", recent.refs, indexes[.refs]),
+        ]
+        for (name, source, target) in pairs {
+            let entries = try source.statistics(in: txn).entries
+            guard entries > 0 else { continue }
+            let positionKey = Array("fold.\(name)".utf8)
+            let start = slices == 1 ? nil : try meta.get(positionKey, in: txn).map(Array.init)
+            let moved = try txn.withCursor(source) { cursor in
+                try Store.move(
+                    from: cursor, to: txn.writeCursor(target), duplicates: name != "ids", startingAt: start,
+                    quota: (entries + slices - 1) / slices)
+            }
+            if slices == 1 {
+                try source.empty(in: txn)
+            } else {
+                for key in moved { try source.delete(key, in: txn) }
+                if let last = moved.last { try meta.put(positionKey, last, in: txn) }
+            }
+        }
+    }
+
+    /// Copies whole keys from `source` to `target` (appended to a key's values, or as a
+    /// new key), from the first key at or after `start` (the first without), around
+    /// to the start and no further, until `quota` entries are copied; the keys copied.
+    private static func move(
+        from source: Cursor, to target: Cursor, duplicates: Bool, startingAt start: [UInt8]?, quota: Int
+    ) throws -> [[UInt8]] {
+        var keys: [[UInt8]] = []
+        var values: [UInt64] = []
+        var copied = 0
+        var entry = try start.map { s in try s.withUnsafeBytes { try source.seek($0) } } ?? source.first()
+        var wrapped = start == nil
+        while copied < quota {
+            guard let (key, first) = entry else {
+                if wrapped { break }
+                wrapped = true
+                entry = try source.first()
+                continue
+            }
+            // Around the end and back to where this walk began: every key is copied.
+            if wrapped, let start, IndexRun.compare(key.baseAddress!, key.count, start, start.count) >= 0 { break }
+            keys.append(Array(key))
+            if !duplicates {
+                guard try target.put(key, first, flags: .noOverwrite) else {
+                    throw StoreError.damaged(
+                        seq: Layout.readBigEndian(first), detail: "its id is in both ids and recent.ids")
+                }
+                copied += 1
+            } else {
+                values.removeAll(keepingCapacity: true)
+                if try source.duplicateCount() == 1 {
+                    values.append(first.loadUnaligned(as: UInt64.self))
+                } else {
+                    var page = try source.multiple()
+                    while let (_, run) = page {
+                        for offset in stride(from: 0, to: run.count - 7, by: 8) {
+                            values.append(run.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                        }
+                        page = try source.nextMultiple()
+                    }
+                }
+                try values.withUnsafeBytes { try target.appendDuplicates(key, $0, size: 8) }
+                copied += values.count
+            }
+            entry = try source.nextKey()
+        }
+        return keys
     }
 }
 
@@ -188,6 +284,11 @@ public final class StoreWriter {
     let store: Store
     let txn: Transaction
     let clock: () -> Timestamp
+    /// Files ids and seqs in the recent tier (`Store.write`'s `tiered`).
+    let tiered: Bool
+    /// With `tiered`: the main `ids` and `refs`, where an id or a reference may also be.
+    private let mainIDs: Database?
+    private let mainRefs: Database?
     /// The chain head: the last seq, and its hash (kept in `headHash`).
     public var head: ChainHead {
         ChainHead(seq: headSeq, hash: Array(UnsafeRawBufferPointer(start: headHash, count: 32)))
@@ -241,10 +342,17 @@ public final class StoreWriter {
     /// (nil: the store has no room for another, its records are stored whole).
     private var dictionaryInUse: (RecordDictionary, UInt8?)?
 
-    init(store: Store, txn: Transaction, clock: @escaping () -> Timestamp) throws {
+    init(store: Store, txn: Transaction, clock: @escaping () -> Timestamp, tiered: Bool = false) throws {
         self.store = store
         self.txn = txn
         self.clock = clock
+        let recent = tiered ? store.recent : nil
+        self.tiered = recent != nil
+        mainIDs = recent != nil ? store.ids : nil
+        mainRefs = recent != nil ? store.indexes[.refs] : nil
+        // A write to the main databases first moves the recent tier there, so that
+        // every recent seq stays greater than every main one.
+        if recent == nil, try store.recentEvents(in: txn) > 0 { try store.fold(in: txn) }
         let reader = StoreReader(store: store, txn: txn)
         let head = try reader.head()
         headSeq = head.seq
@@ -256,13 +364,13 @@ public final class StoreWriter {
             return false
         }
         lastTime = last
-        idCursor = try txn.writeCursor(store.ids)
+        idCursor = try txn.writeCursor(recent?.ids ?? store.ids)
         eventCursor = try txn.writeCursor(store.events)
         timeCursor = try txn.writeCursor(store.indexes[.time])
-        userCursor = try txn.writeCursor(store.indexes[.users])
-        taskCursor = try txn.writeCursor(store.indexes[.tasks])
-        threadCursor = try txn.writeCursor(store.indexes[.threads])
-        refCursor = try txn.writeCursor(store.indexes[.refs])
+        userCursor = try txn.writeCursor(recent?.users ?? store.indexes[.users])
+        taskCursor = try txn.writeCursor(recent?.tasks ?? store.indexes[.tasks])
+        threadCursor = try txn.writeCursor(recent?.threads ?? store.indexes[.threads])
+        refCursor = try txn.writeCursor(recent?.refs ?? store.indexes[.refs])
         unregisteredCursor = try txn.writeCursor(store.indexes[.unregistered])
         // After the last `try`:
         let hash = UnsafeMutableRawPointer.allocate(byteCount: 32, alignment: 8)
@@ -291,9 +399,10 @@ public final class StoreWriter {
         // digest too is lent for the batch, not passed as an array per event.
         try batch.withUnsafeBufferPointer { events in
             try digest.withUnsafeBytes { digest in
+                // The filters know the main databases' keys only: a tiered write looks there.
                 let context = BatchContext(
                     recordedAt: recordedAt, compression: dictionaryNumber.map { (number: $0, digest: digest) },
-                    idsFilter: idsFilter, refsFilter: refsFilter)
+                    idsFilter: tiered ? nil : idsFilter, refsFilter: tiered ? nil : refsFilter)
                 for i in events.indices {
                     if i + StoreWriter.lookAhead < events.count {
                         prefetchFilterWords(of: events.baseAddress! + i + StoreWriter.lookAhead, context)
@@ -354,9 +463,7 @@ public final class StoreWriter {
             if n == nil && highest < 255 {
                 n = highest + 1
                 try store.meta.put(Layout.dictionaryKey(highest + 1), dictionary.bytes, in: txn)
-                try store.meta.put(
-                    Layout.metaFormatKey, withUnsafeBytes(of: Layout.compressedFormatVersion.bigEndian) { Array($0) },
-                    in: txn)
+                try raiseFormat(to: Layout.compressedFormatVersion)
             }
         }
         dictionaryInUse = (dictionary, n)
@@ -376,6 +483,8 @@ public final class StoreWriter {
         let existing: UInt64?
         if let idsFilter = context.idsFilter {
             existing = try storedSeq(key, hash: pending.pointee.fields.identityHash, filter: idsFilter, reserving: seq)
+        } else if let mainIDs, let stored = try mainIDs.get(key, in: txn) {
+            existing = Layout.readBigEndian(stored)
         } else {
             // One search both finds an existing id and files a new one.
             existing = try withUnsafeBytes(of: &seqBE) { try idCursor.insertIfAbsent(key, $0) }.map {
@@ -434,7 +543,7 @@ public final class StoreWriter {
                     return false
                 }
                 try refRun.file(through: refCursor, duplicates: true)
-                return try refCursor.find(id) != nil
+                return try refCursor.find(id) != nil || mainRefs?.get(id, in: txn) != nil
             }(),
             let device = pending.pointee.event.device
         {
@@ -569,6 +678,13 @@ public final class StoreWriter {
         return filter
     }
 
+    /// Marks the store `format` unless it is marked that or higher already.
+    private func raiseFormat(to format: UInt32) throws {
+        let stored = try StoreReader(store: store, txn: txn).format()
+        guard stored < format else { return }
+        try store.meta.put(Layout.metaFormatKey, withUnsafeBytes(of: format.bigEndian) { Array($0) }, in: txn)
+    }
+
     /// This write transaction's id: one more than the last committed one's.
     var transactionID: Int { txn.id }
 
@@ -628,9 +744,16 @@ public final class StoreWriter {
         }
     }
 
-    /// Writes the chain head and counters; called once before commit.
+    /// Writes the chain head and counters; called once before commit. A tiered write
+    /// marks the store format 3 and, while the recent tier holds `foldEvents` events or
+    /// more, moves a slice of it into the main databases.
     func flush() throws {
         try fileRuns()
+        if tiered {
+            let events = try store.recentEvents(in: txn)
+            if events > 0 { try raiseFormat(to: Layout.tieredFormatVersion) }
+            if events >= store.foldEvents { try store.fold(in: txn, slices: Store.foldSlices) }
+        }
         try store.meta.put(Layout.metaHeadKey, Layout.bigEndian(headSeq) + head.hash, in: txn)
         try store.meta.put(
             Layout.metaCountsKey,

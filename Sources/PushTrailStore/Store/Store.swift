@@ -57,6 +57,9 @@ public struct StoreOptions: Sendable {
     public var noSync = false
     /// Writers write through a writable map (see `Store` and docs/STORE.md).
     public var writeMap = true
+    /// A tiered write moves the recent tier into the main databases once it holds this
+    /// many events (`Store.write`).
+    public var foldEvents = Store.defaultFoldEvents
 
     public init() {}
 }
@@ -88,6 +91,48 @@ struct IndexDatabases: Sendable {
     }
 }
 
+/// The recent tier: small databases beside `ids`, `users`, `tasks`, `threads` and
+/// `refs` (named `recent.ids`, `recent.users`, …) that hold the entries of the events
+/// appended by small write transactions (the server's), until writes move them into
+/// the main databases, a slice of keys at a time (`Store.fold`).
+///
+/// A commit copies every page its transaction touched, and those five databases are
+/// keyed by ids that are random as far as the B-tree goes: a few thousand events reach
+/// most of their leaves, so a commit of one HTTP body copied tens of megabytes of index
+/// pages whatever its size. Filed in the small databases, a body touches their few
+/// pages; a fold reaches each leaf of the main ones once for many bodies' entries.
+///
+/// Each key's seqs in the recent tier are greater than its seqs in the main databases
+/// (a fold moves a key's entries all together, and a write that files into the main
+/// databases first moves the whole tier), so a key's seqs are the main database's
+/// followed by the recent one's.
+struct RecentDatabases: Sendable {
+    let ids, users, tasks, threads, refs: Database
+
+    init(_ open: (String, DatabaseFlags) throws -> Database) rethrows {
+        ids = try open("ids", [])
+        let dup: DatabaseFlags = [.duplicateSort, .duplicateFixed]
+        users = try open(Layout.Index.users.rawValue, dup)
+        tasks = try open(Layout.Index.tasks.rawValue, dup)
+        threads = try open(Layout.Index.threads.rawValue, dup)
+        refs = try open(Layout.Index.refs.rawValue, dup)
+    }
+
+    /// The recent database of `index`; nil for `time` and `unregistered`, which have none.
+    subscript(_ index: Layout.Index) -> Database? {
+        switch index {
+        case .users: users
+        case .tasks: tasks
+        case .threads: threads
+        case .refs: refs
+        case .time, .unregistered: nil
+        }
+    }
+
+    /// The name of a recent database: the main one's, after `recent.`.
+    static func name(_ main: String) -> String { "recent." + main }
+}
+
 /// The event log: an LMDB environment with the events, the chain and the indexes.
 ///
 /// Appends write an event, its chain hash and all its index entries in one write
@@ -113,14 +158,27 @@ public final class Store: @unchecked Sendable {
     let events: Database
     let ids: Database
     let indexes: IndexDatabases
+    /// The recent tier; nil in a store that no writer of this build has opened yet
+    /// (then it holds nothing there).
+    let recent: RecentDatabases?
     /// The compression dictionaries read so far.
     let dictionaries = DictionaryCache()
+    /// `StoreOptions.foldEvents`.
+    let foldEvents: Int
+    /// How many events the recent tier takes before a tiered write folds it. A fold
+    /// touches most leaves of the main databases, about what a commit of 10,000 events
+    /// touched without the tier; the tier's own pages grow with it (docs/PERFORMANCE.md).
+    public static let defaultFoldEvents = 81_920
+    /// A tiered write over `foldEvents` moves this fraction (1/N) of the tier, so that
+    /// it copies about 1/N of the main databases' leaves (`StoreWriter.fold`).
+    static let foldSlices = 8
 
     /// Opens the store in directory `path`. With `create`, makes the directory (0700)
     /// and the environment (files 0600) when missing; without, a missing store is
     /// `StoreError.missing` and the store is opened read-only.
     public init(path: String, create: Bool, options: StoreOptions = StoreOptions()) throws {
         self.path = path
+        foldEvents = max(1, options.foldEvents)
         var st = stat()
         if stat(path, &st) != 0 {
             guard errno == ENOENT else {
@@ -208,7 +266,7 @@ public final class Store: @unchecked Sendable {
         }
         do {
             let env = self.env
-            (meta, events, ids, indexes) = try Store.exclusively(lockFD) {
+            (meta, events, ids, indexes, recent) = try Store.exclusively(lockFD) {
                 try env.openDatabases { try Store.openDatabases(env, create: create, $0) }
             }
         } catch let error as LMDBError {
@@ -234,18 +292,26 @@ public final class Store: @unchecked Sendable {
     /// Opens (with `create`, creates) the store's databases and its format record.
     private static func openDatabases(
         _ env: Environment, create: Bool, _ txn: Transaction
-    ) throws -> (Database, Database, Database, IndexDatabases) {
+    ) throws -> (Database, Database, Database, IndexDatabases, RecentDatabases?) {
         let meta = try env.openDatabase("meta", create: create, in: txn)
         let events = try env.openDatabase("events", create: create, in: txn)
         let ids = try env.openDatabase("ids", create: create, in: txn)
         let indexes = try IndexDatabases { index in
             try env.openDatabase(index.rawValue, flags: [.duplicateSort, .duplicateFixed], create: create, in: txn)
         }
+        var recent: RecentDatabases?
+        do {
+            recent = try RecentDatabases { name, flags in
+                try env.openDatabase(RecentDatabases.name(name), flags: flags, create: create, in: txn)
+            }
+        } catch let error as LMDBError where error.code == -30798 && !create {
+            // MDB_NOTFOUND: a store no writer of this build has opened has no recent tier.
+        }
         if create, try meta.get(Layout.metaFormatKey, in: txn) == nil {
             try meta.put(
                 Layout.metaFormatKey, withUnsafeBytes(of: Layout.initialFormatVersion.bigEndian) { Array($0) }, in: txn)
         }
-        return (meta, events, ids, indexes)
+        return (meta, events, ids, indexes, recent)
     }
 
     /// Makes `dir/data.mdb` appear only once it holds a committed, initialised store:
@@ -585,9 +651,9 @@ public struct StoreReader {
 
     /// The seq of the event with id `id` (notification ids compare case-insensitively).
     public func seq(forID id: String) throws -> UInt64? {
-        if let raw = try store.ids.get(Array(id.utf8), in: txn) { return Layout.readBigEndian(raw) }
+        if let raw = try storedID(Array(id.utf8)) { return Layout.readBigEndian(raw) }
         let lowered = EventID.normalizedNotificationID(id)
-        if lowered != Array(id.utf8), let raw = try store.ids.get(lowered, in: txn) {
+        if lowered != Array(id.utf8), let raw = try storedID(lowered) {
             let seq = Layout.readBigEndian(raw)
             // Only a notification's id is case-insensitive.
             return try event(seq: seq)?.type == .notification ? seq : nil
@@ -595,16 +661,34 @@ public struct StoreReader {
         return nil
     }
 
-    /// The seqs filed under `key` in `index` (not `time`), in seq order.
+    /// The value of `key` in `ids`, in the main database or the recent tier.
+    func storedID(_ key: [UInt8]) throws -> UnsafeRawBufferPointer? {
+        guard !key.isEmpty && key.count <= 511 else { return nil }
+        if let raw = try store.ids.get(key, in: txn) { return raw }
+        return try store.recent?.ids.get(key, in: txn)
+    }
+
+    /// The seqs filed under `key` in `index` (not `time`), in seq order: the main
+    /// database's, then the recent tier's (all greater).
     public func seqs(_ index: Layout.Index, key: [UInt8]) throws -> [UInt64] {
         precondition(index != .time, "the time index holds positions")
         // LMDB refuses an empty key or one over 511 bytes; no such key is ever stored.
         guard !key.isEmpty && key.count <= 511 else { return [] }
-        return try txn.withCursor(store.indexes[index]) { cursor in
-            var out: [UInt64] = []
-            guard let (_, first) = try key.withUnsafeBytes({ try cursor.find($0) }) else { return out }
+        var out: [UInt64] = []
+        try appendSeqs(store.indexes[index], key: key, to: &out)
+        if let recent = store.recent?[index] { try appendSeqs(recent, key: key, to: &out) }
+        return out
+    }
+
+    /// Appends the seqs filed under `key` in the duplicate-sort database `db` to `out`.
+    private func appendSeqs(_ db: Database, key: [UInt8], to out: inout [UInt64]) throws {
+        try txn.withCursor(db) { cursor in
+            guard let (_, first) = try key.withUnsafeBytes({ try cursor.find($0) }) else { return }
             // A key with one value keeps it inline, where MDB_GET_MULTIPLE finds nothing.
-            if try cursor.duplicateCount() == 1 { return first.count == 8 ? [Layout.readBigEndian(first)] : [] }
+            if try cursor.duplicateCount() == 1 {
+                if first.count == 8 { out.append(Layout.readBigEndian(first)) }
+                return
+            }
             var page = try cursor.multiple()
             while let (_, values) = page {
                 var offset = 0
@@ -614,7 +698,6 @@ public struct StoreReader {
                 }
                 page = try cursor.nextMultiple()
             }
-            return out
         }
     }
 
@@ -674,7 +757,7 @@ public struct StoreReader {
 
     /// The distinct keys of an index (how many users, tasks, threads there are).
     public func keyCount(_ index: Layout.Index) throws -> Int {
-        return try txn.withCursor(store.indexes[index]) { cursor in
+        var n = try txn.withCursor(store.indexes[index]) { cursor in
             var n = 0
             var entry = try cursor.first()
             while entry != nil {
@@ -683,6 +766,17 @@ public struct StoreReader {
             }
             return n
         }
+        // The recent tier's keys that the main database lacks.
+        guard let recent = store.recent?[index] else { return n }
+        let main = store.indexes[index]
+        try txn.withCursor(recent) { cursor in
+            var entry = try cursor.first()
+            while let (key, _) = entry {
+                if try main.get(key, in: txn) == nil { n += 1 }
+                entry = try cursor.nextKey()
+            }
+        }
+        return n
     }
 
     /// Calls `body` with every stored event in seq order from `seq`, until it returns false.

@@ -176,11 +176,24 @@ struct Verifier {
         return event.device
     }
 
-    /// Adds what the database in digest slot `slot` holds to `digest`.
+    /// Adds what the database in digest slot `slot` holds to `digest`, its recent
+    /// tier's entries included: an entry is in one or the other.
     func scanIndex(_ slot: Int, into digest: inout IndexDigest) throws {
-        guard slot != IndexDigest.ids else { return try scan(reader.store.ids, slot: slot, into: &digest) }
-        let index = Layout.Index(rawValue: IndexDigest.names[slot])!
-        try scanDuplicates(reader.store.indexes[index], slot: slot, into: &digest)
+        for db in Verifier.databases(IndexDigest.names[slot], of: reader.store) {
+            if slot == IndexDigest.ids {
+                try scan(db, slot: slot, into: &digest)
+            } else {
+                try scanDuplicates(db, slot: slot, into: &digest)
+            }
+        }
+    }
+
+    /// The databases that hold the index `name` (`ids` or a `Layout.Index`): the main
+    /// one, and its recent tier when it has one.
+    static func databases(_ name: String, of store: Store) -> [Database] {
+        if name == "ids" { return [store.ids] + (store.recent.map { [$0.ids] } ?? []) }
+        let index = Layout.Index(rawValue: name)!
+        return [store.indexes[index]] + (store.recent?[index].map { [$0] } ?? [])
     }
 
     private func scan(_ db: Database, slot: Int, into digest: inout IndexDigest) throws {
@@ -242,17 +255,19 @@ struct Verifier {
         try reader.forEachEvent { stored in
             let event = try decoder.decode(stored.raw)
             if name == "ids" {
-                let got = try store.ids.get(event.identityKey, in: reader.txn)
+                let got = try reader.storedID(event.identityKey)
                 if got.map(Array.init) != Layout.bigEndian(stored.seq) { worst = stored.seq }
             } else {
                 for (index, key) in try Layout.indexEntries(
                     of: event.filing, seq: stored.seq, notificationDevice: notificationDevice)
                 where index.rawValue == name {
                     let value = Layout.indexValue(index, event.at, stored.seq)
-                    let present = try reader.txn.withCursor(store.indexes[index]) { cursor in
-                        try key.withUnsafeBytes { k in
-                            try value.withUnsafeBytes { v in try cursor.seek(k, value: v) }
-                        }.map { Array($0.value) == value } ?? false
+                    let present = try Verifier.databases(name, of: store).contains { db in
+                        try reader.txn.withCursor(db) { cursor in
+                            try key.withUnsafeBytes { k in
+                                try value.withUnsafeBytes { v in try cursor.seek(k, value: v) }
+                            }.map { Array($0.value) == value } ?? false
+                        }
                     }
                     if !present { worst = stored.seq }
                 }
@@ -260,7 +275,16 @@ struct Verifier {
             return worst == nil
         }
         // Entries the index has but no event calls for.
-        let db = name == "ids" ? store.ids : store.indexes[Layout.Index(rawValue: name)!]
+        for db in Verifier.databases(name, of: store) {
+            try extraEntries(db, name, decoder: &decoder, worst: &worst)
+        }
+        return worst
+    }
+
+    /// Lowers `worst` to the seq of each entry of `db` (index `name`) that no event calls for.
+    private func extraEntries(_ db: Database, _ name: String, decoder: inout EventDecoder, worst: inout UInt64?)
+        throws
+    {
         try reader.txn.withCursor(db) { cursor in
             var entry = try cursor.first()
             while let (key, value) = entry {
@@ -284,7 +308,6 @@ struct Verifier {
                 entry = try cursor.next()
             }
         }
-        return worst
     }
 }
 
