@@ -36,6 +36,9 @@ public enum ServerMain {
         environment:
           PUSHTRAIL_STORE     the store when --store is not given
           PUSHTRAIL_MAP_SIZE  the LMDB map's starting size in bytes (default 256 MiB; it grows)
+          PUSHTRAIL_FOLD_EVENTS
+                              appended events the store's recent tier takes before they
+                              are moved into its main indexes (default 81920)
         """
 
     /// Runs the server; returns the exit status (0 after a clean stop, 2 for a usage
@@ -104,6 +107,9 @@ public enum ServerMain {
             options.writeMap = false
             if let size = getenv("PUSHTRAIL_MAP_SIZE").flatMap({ Int(String(cString: $0)) }), size > 0 {
                 options.mapSize = size
+            }
+            if let events = getenv("PUSHTRAIL_FOLD_EVENTS").flatMap({ Int(String(cString: $0)) }), events > 0 {
+                options.foldEvents = events
             }
             store = try Store(path: storePath, create: true, options: options)
         } catch StoreError.missing(let path) {

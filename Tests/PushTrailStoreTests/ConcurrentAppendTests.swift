@@ -97,8 +97,37 @@ struct ConcurrentAppendTests {
 struct GroupCommitTests {
     @Test("bodies finishing together share commits; each is stored whole, its events in a row, once")
     func sharedCommits() throws {
-        let counts = try appendTogether(maxEvents: 15_000)
+        let counts = try appendTogether(maxEvents: 40_000)
         #expect(counts.commits < counts.bodies, "no two bodies shared a commit: \(counts)")
+    }
+
+    @Test("a store without a dictionary gets one trained on the first 1,000 events of the bodies sent")
+    func trainsADictionary() throws {
+        try withTemporaryDirectory { dir throws in
+            var options = StoreOptions()
+            options.noSync = true
+            let store = try Store(path: dir + "/store", create: true, options: options)
+            let group = GroupCommit(store: store)
+            // Bodies of 400 events: the third completes the sample of 1,000.
+            for body in 0..<4 {
+                let ingest = StreamedIngest(store: store, strict: false, group: group)
+                var bytes = Array(
+                    (0..<400).map { ConcurrentAppendTests.line(0, 0, body * 400 + $0) + "\n" }.joined().utf8)
+                _ = bytes.withUnsafeMutableBytes { ingest.feed(UnsafeRawBufferPointer($0)) }
+                #expect(try ingest.finish(recordedAt: { recordedAt }).summary.appended == 400)
+            }
+            try store.read { reader in
+                #expect(try reader.dictionaryNumbers() == [1])
+                let compressed = try (1...1600).map { seq in
+                    let record = try #require(try store.events.get(Layout.bigEndian(UInt64(seq)), in: reader.txn))
+                    return record[0] & Layout.compressedFlag != 0
+                }
+                #expect(!compressed[..<800].contains(true), "the bodies before the sample was complete stay whole")
+                #expect(!compressed[800...].contains(false), "the body that completed it and later ones are compressed")
+                #expect(try reader.format() == Layout.tieredFormatVersion)
+            }
+            #expect(try store.verify().ok)
+        }
     }
 
     @Test("a group takes no more events than its limit (its first body aside)")

@@ -2,9 +2,9 @@ import PushTrailModel
 
 /// Lets appends that arrive together share one write transaction (group commit).
 ///
-/// Each commit copies every page its transaction touched, and the random-keyed indexes
-/// make that most of a body's pages however few events it holds; a commit also waits
-/// for the disk. Bodies that finish while another commit is under way wait for it,
+/// Each commit copies every page its transaction touched and waits for the disk, so
+/// fewer, larger commits append faster. Bodies are filed in the recent tier
+/// (`Store.write`'s `tiered`). Bodies that finish while another commit is under way wait for it,
 /// then one of them commits all of them at once: each body is still stored whole or
 /// not at all, in the order they queued, and each caller returns only once its events
 /// are durable. A lone body commits at once, as without the group. A group takes up to
@@ -37,8 +37,10 @@ public final class GroupCommit: @unchecked Sendable {
 
     /// Events one group takes at most, unless its first body alone has more.
     let maxEvents: Int
+    /// The dictionary the bodies' records are compressed with, shared by them all.
+    public let dictionaries = DictionarySampler()
 
-    public init(store: Store, maxEvents: Int = 15_000) {
+    public init(store: Store, maxEvents: Int = 40_000) {
         self.store = store
         self.maxEvents = maxEvents
     }
@@ -88,7 +90,7 @@ public final class GroupCommit: @unchecked Sendable {
 
     private func commit(_ group: [Request], _ clock: @escaping () -> Timestamp) -> [Result<[AppendOutcome], Error>] {
         do {
-            let outcomes = try store.write(recordedAt: clock) { writer in
+            let outcomes = try store.write(recordedAt: clock, tiered: true) { writer in
                 try group.map { try writer.append($0.events, dictionary: $0.dictionary) }
             }
             return outcomes.map { .success($0) }

@@ -80,7 +80,8 @@ public final class StreamedIngest {
         if !line.isEmpty || lineTruncated { endLine() }
         if let stop { throw StrictStop(rejection: stop) }
         guard !pending.isEmpty else { return outcome }
-        let compressor = try store.latestDictionary().flatMap { RecordCompressor(dictionary: $0) }
+        let dictionary = try group?.dictionaries.dictionary(for: pending, store: store) ?? store.latestDictionary()
+        let compressor = dictionary.flatMap { RecordCompressor(dictionary: $0) }
         compressor?.compress(&pending)
         let outcomes: [AppendOutcome]
         if let group, !strict {
@@ -97,7 +98,7 @@ public final class StreamedIngest {
         _ events: [PendingEvent], _ dictionary: RecordDictionary?, _ clock: @escaping @Sendable () -> Timestamp
     ) throws -> [AppendOutcome] {
         let strict = self.strict
-        return try store.write(recordedAt: clock) { writer in
+        return try store.write(recordedAt: clock, tiered: true) { writer in
             let outcomes = try writer.append(events, dictionary: dictionary)
             if strict, let i = outcomes.firstIndex(where: { if case .conflict = $0 { true } else { false } }),
                 case .conflict(let seq) = outcomes[i]
