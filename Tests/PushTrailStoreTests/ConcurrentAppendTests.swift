@@ -97,7 +97,7 @@ struct ConcurrentAppendTests {
 struct GroupCommitTests {
     @Test("bodies finishing together share commits; each is stored whole, its events in a row, once")
     func sharedCommits() throws {
-        let counts = try appendTogether(maxEvents: 40_000)
+        let counts = try appendTogether(maxEvents: 15_000)
         #expect(counts.commits < counts.bodies, "no two bodies shared a commit: \(counts)")
     }
 

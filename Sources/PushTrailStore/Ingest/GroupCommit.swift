@@ -40,7 +40,7 @@ public final class GroupCommit: @unchecked Sendable {
     /// The dictionary the bodies' records are compressed with, shared by them all.
     public let dictionaries = DictionarySampler()
 
-    public init(store: Store, maxEvents: Int = 40_000) {
+    public init(store: Store, maxEvents: Int = 15_000) {
         self.store = store
         self.maxEvents = maxEvents
     }

@@ -161,9 +161,9 @@ extension Store {
     /// cannot run twice; `makeRoom` first sizes the map so that it cannot fill.
     ///
     /// A `tiered` write files its ids and seqs in the recent tier (`RecentDatabases`),
-    /// for transactions of a few thousand events, and moves the tier into the main
-    /// databases once it holds `StoreOptions.foldEvents` events; any other write moves
-    /// it first, then files in the main databases.
+    /// for transactions of a few thousand events, and moves a slice of the tier into
+    /// the main databases while it holds `StoreOptions.foldEvents` events or more; any
+    /// other write moves all of it first, then files in the main databases.
     public func write<R>(
         recordedAt clock: @escaping () -> Timestamp, retryingWhenFull: Bool = true, tiered: Bool = false,
         _ body: (StoreWriter) throws -> R
