@@ -50,10 +50,7 @@ struct RecentTierTests {
     /// Entries of the recent tier, by database.
     static func recentCount(_ store: Store) throws -> Int {
         try store.read { reader in
-            guard let recent = store.recent else { return 0 }
-            return try [recent.ids, recent.users, recent.tasks, recent.threads, recent.refs].reduce(0) {
-                $0 + (try $1.statistics(in: reader.txn).entries)
-            }
+            try store.tieredIndexes.reduce(0) { $0 + (try $1.recent.statistics(in: reader.txn).entries) }
         }
     }
 

@@ -36,8 +36,7 @@ final class Producer: @unchecked Sendable {
     /// What new records are compressed with; nil while there is none.
     private var dictionary: RecordDictionary?
     /// Events kept to train a dictionary on, while the store has none.
-    private var samples: [[UInt8]]? = nil
-    private var sampleBytes = 0
+    private var samples: DictionarySample?
 
     /// Lines read for one handoff, with where they came from.
     struct Chunk {
@@ -67,7 +66,7 @@ final class Producer: @unchecked Sendable {
         self.queue = queue
         self.spent = spent
         self.dictionary = dictionary
-        if options.compress && dictionary == nil { samples = [] }
+        if options.compress && dictionary == nil { samples = DictionarySample(wanted: options.dictionarySamples) }
     }
 
     /// One parsing thread: reads, decodes and hands off chunks until none is left.
@@ -192,18 +191,12 @@ final class Producer: @unchecked Sendable {
         return (chunk.number, batch)
     }
 
-    /// Keeps events for the dictionary (at most 8 MiB of them) and trains it once enough
-    /// have come; called with the lock held. The dictionary to compress with, if any.
+    /// Keeps events for the dictionary and trains it once enough have come; called with
+    /// the lock held. The dictionary to compress with, if any.
     private func sample(_ events: [PendingEvent]) -> RecordDictionary? {
-        guard var kept = samples else { return dictionary }
-        for e in events where kept.count < options.dictionarySamples && sampleBytes < 8 << 20 {
-            kept.append(e.raw)
-            sampleBytes += e.raw.count
-        }
-        samples = kept
-        if kept.count >= options.dictionarySamples || sampleBytes >= 8 << 20 {
+        if samples?.add(events) == true {
+            dictionary = samples?.train()
             samples = nil
-            dictionary = RecordDictionary.train(kept)
         }
         return dictionary
     }

@@ -204,13 +204,7 @@ extension Store {
     /// A slice reaches about `1/slices` of the main databases' leaves: the pages one
     /// transaction copies, and holds in memory until it commits, stay bounded.
     func fold(in txn: Transaction, slices: Int = 1) throws {
-        guard let recent else { return }
-        let pairs: [(String, Database, Database)] = [
-            ("ids", recent.ids, ids), ("users", recent.users, indexes[.users]),
-            ("tasks", recent.tasks, indexes[.tasks]), ("threads", recent.threads, indexes[.threads]),
-            ("refs", recent.refs, indexes[.refs]),
-        ]
-        for (name, source, target) in pairs {
+        for (name, source, target) in tieredIndexes {
             let entries = try source.statistics(in: txn).entries
             guard entries > 0 else { continue }
             let positionKey = Array("fold.\(name)".utf8)
@@ -284,11 +278,9 @@ public final class StoreWriter {
     let store: Store
     let txn: Transaction
     let clock: () -> Timestamp
-    /// Files ids and seqs in the recent tier (`Store.write`'s `tiered`).
+    /// Files ids and seqs in the recent tier (`Store.write`'s `tiered`): an id or a
+    /// reference is then looked for in the main `ids` and `refs` too.
     let tiered: Bool
-    /// With `tiered`: the main `ids` and `refs`, where an id or a reference may also be.
-    private let mainIDs: Database?
-    private let mainRefs: Database?
     /// The chain head: the last seq, and its hash (kept in `headHash`).
     public var head: ChainHead {
         ChainHead(seq: headSeq, hash: Array(UnsafeRawBufferPointer(start: headHash, count: 32)))
@@ -348,8 +340,6 @@ public final class StoreWriter {
         self.clock = clock
         let recent = tiered ? store.recent : nil
         self.tiered = recent != nil
-        mainIDs = recent != nil ? store.ids : nil
-        mainRefs = recent != nil ? store.indexes[.refs] : nil
         // A write to the main databases first moves the recent tier there, so that
         // every recent seq stays greater than every main one.
         if recent == nil, try store.recentEvents(in: txn) > 0 { try store.fold(in: txn) }
@@ -399,7 +389,8 @@ public final class StoreWriter {
         // digest too is lent for the batch, not passed as an array per event.
         try batch.withUnsafeBufferPointer { events in
             try digest.withUnsafeBytes { digest in
-                // The filters know the main databases' keys only: a tiered write looks there.
+                // The filters hold the main databases' keys, not the tier's: a tiered write
+                // does without them.
                 let context = BatchContext(
                     recordedAt: recordedAt, compression: dictionaryNumber.map { (number: $0, digest: digest) },
                     idsFilter: tiered ? nil : idsFilter, refsFilter: tiered ? nil : refsFilter)
@@ -483,7 +474,7 @@ public final class StoreWriter {
         let existing: UInt64?
         if let idsFilter = context.idsFilter {
             existing = try storedSeq(key, hash: pending.pointee.fields.identityHash, filter: idsFilter, reserving: seq)
-        } else if let mainIDs, let stored = try mainIDs.get(key, in: txn) {
+        } else if tiered, let stored = try store.ids.get(key, in: txn) {
             existing = Layout.readBigEndian(stored)
         } else {
             // One search both finds an existing id and files a new one.
@@ -543,7 +534,7 @@ public final class StoreWriter {
                     return false
                 }
                 try refRun.file(through: refCursor, duplicates: true)
-                return try refCursor.find(id) != nil || mainRefs?.get(id, in: txn) != nil
+                return try refCursor.find(id) != nil || (tiered && store.indexes[.refs].get(id, in: txn) != nil)
             }(),
             let device = pending.pointee.event.device
         {

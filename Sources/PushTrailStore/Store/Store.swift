@@ -161,6 +161,14 @@ public final class Store: @unchecked Sendable {
     /// The recent tier; nil in a store that no writer of this build has opened yet
     /// (then it holds nothing there).
     let recent: RecentDatabases?
+
+    /// The indexes the recent tier holds, each by name (`ids`, then `Layout.Index`'s)
+    /// with its recent and its main database; none without a tier.
+    var tieredIndexes: [(name: String, recent: Database, main: Database)] {
+        guard let recent else { return [] }
+        return [("ids", recent.ids, ids)]
+            + [Layout.Index.users, .tasks, .threads, .refs].map { ($0.rawValue, recent[$0]!, indexes[$0]) }
+    }
     /// The compression dictionaries read so far.
     let dictionaries = DictionaryCache()
     /// `StoreOptions.foldEvents`.

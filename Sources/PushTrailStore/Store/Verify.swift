@@ -191,9 +191,8 @@ struct Verifier {
     /// The databases that hold the index `name` (`ids` or a `Layout.Index`): the main
     /// one, and its recent tier when it has one.
     static func databases(_ name: String, of store: Store) -> [Database] {
-        if name == "ids" { return [store.ids] + (store.recent.map { [$0.ids] } ?? []) }
-        let index = Layout.Index(rawValue: name)!
-        return [store.indexes[index]] + (store.recent?[index].map { [$0] } ?? [])
+        let main = name == "ids" ? store.ids : store.indexes[Layout.Index(rawValue: name)!]
+        return [main] + store.tieredIndexes.filter { $0.name == name }.map(\.recent)
     }
 
     private func scan(_ db: Database, slot: Int, into digest: inout IndexDigest) throws {
