@@ -48,7 +48,9 @@ extension Substring {
     }
 }
 
-/// An append's body, decoded line by line as it arrives.
+/// An append's body, decoded line by line as it arrives. It holds one of the routes'
+/// append slots from before its first byte is read until it is let go, however the
+/// request ends.
 final class EventsUpload: HTTPUpload {
     let routes: Routes
     let ingest: StreamedIngest
@@ -56,8 +58,11 @@ final class EventsUpload: HTTPUpload {
 
     init(routes: Routes, strict: Bool) {
         self.routes = routes
+        routes.appendSlots.acquire()
         ingest = StreamedIngest(store: routes.store, strict: strict, group: routes.group)
     }
+
+    deinit { routes.appendSlots.release() }
 
     func receive(_ bytes: UnsafeRawBufferPointer) -> HTTPResponse? {
         received += bytes.count

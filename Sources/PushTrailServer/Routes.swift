@@ -12,6 +12,13 @@ public final class Routes: @unchecked Sendable {
     let feed: EventFeed
     /// Appends finishing together commit together.
     let group: GroupCommit
+    /// Appends that may receive and decode their bodies at once (`concurrentAppends`).
+    let appendSlots = Slots(Routes.concurrentAppends)
+    /// Each body being decoded holds its events in memory until its commit, so the
+    /// server's memory grows with the bodies in flight: a third waits for a slot, its
+    /// client held back by TCP, instead. Two keep one body decoding while another
+    /// commits, which is as fast as four (docs/PERFORMANCE.md).
+    static let concurrentAppends = 2
     /// The largest request body accepted, in bytes.
     let maxBody: Int
 

@@ -130,6 +130,25 @@ struct GroupCommitTests {
         }
     }
 
+    @Test("append slots: a third holder waits until one of two gives its slot back")
+    func slots() throws {
+        let slots = Slots(2)
+        slots.acquire()
+        slots.acquire()
+        let taken = Messages()
+        let done = DispatchGroup()
+        onThread(done) {
+            slots.acquire()
+            taken.add("third")
+        }
+        // Whatever the machine's speed, the third cannot have its slot before a release.
+        usleep(200_000)
+        #expect(taken.count == 0)
+        slots.release()
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(taken.count == 1)
+    }
+
     @Test("a group takes no more events than its limit (its first body aside)")
     func limitedGroups() throws {
         let counts = try appendTogether(maxEvents: 1)

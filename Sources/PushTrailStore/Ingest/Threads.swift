@@ -52,6 +52,30 @@ public final class Monitor: @unchecked Sendable {
     }
 }
 
+/// A counting semaphore: at most `count` holders at once, the others wait in `acquire`.
+public final class Slots: @unchecked Sendable {
+    private let monitor = Monitor()
+    private var free: Int
+
+    public init(_ count: Int) {
+        free = max(1, count)
+    }
+
+    /// Waits for a free slot and takes it.
+    public func acquire() {
+        monitor.lock()
+        while free == 0 { monitor.wait() }
+        free -= 1
+        monitor.unlock()
+    }
+
+    /// Gives back a slot taken with `acquire`.
+    public func release() {
+        monitor.locked { free += 1 }
+        monitor.broadcast()
+    }
+}
+
 /// A thread running one closure, joined with `join()` or let go with `detach()`.
 final class WorkerThread: @unchecked Sendable {
     #if canImport(Darwin)
