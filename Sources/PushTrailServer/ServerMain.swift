@@ -37,8 +37,9 @@ public enum ServerMain {
           PUSHTRAIL_STORE     the store when --store is not given
           PUSHTRAIL_MAP_SIZE  the LMDB map's starting size in bytes (default 256 MiB; it grows)
           PUSHTRAIL_FOLD_EVENTS
-                              appended events the store's recent tier takes before they
-                              are moved into its main indexes (default 81920)
+                              appended events the store's recent tier holds before each
+                              append moves a slice of it into the main indexes
+                              (default 81920)
         """
 
     /// Runs the server; returns the exit status (0 after a clean stop, 2 for a usage

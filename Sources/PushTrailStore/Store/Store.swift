@@ -57,8 +57,8 @@ public struct StoreOptions: Sendable {
     public var noSync = false
     /// Writers write through a writable map (see `Store` and docs/STORE.md).
     public var writeMap = true
-    /// A tiered write moves the recent tier into the main databases once it holds this
-    /// many events (`Store.write`).
+    /// While the recent tier holds this many events or more, each tiered write moves a
+    /// slice of it into the main databases (`Store.write`).
     public var foldEvents = Store.defaultFoldEvents
 
     public init() {}
@@ -173,12 +173,12 @@ public final class Store: @unchecked Sendable {
     let dictionaries = DictionaryCache()
     /// `StoreOptions.foldEvents`.
     let foldEvents: Int
-    /// How many events the recent tier takes before a tiered write folds it. A fold
-    /// touches most leaves of the main databases, about what a commit of 10,000 events
-    /// touched without the tier; the tier's own pages grow with it (docs/PERFORMANCE.md).
+    /// The default `StoreOptions.foldEvents`: a larger tier has more pages of its own for
+    /// each body to touch, a smaller one has its slices reach more of the main
+    /// databases' leaves per event (docs/PERFORMANCE.md).
     public static let defaultFoldEvents = 81_920
     /// A tiered write over `foldEvents` moves this fraction (1/N) of the tier, so that
-    /// it copies about 1/N of the main databases' leaves (`StoreWriter.fold`).
+    /// it copies about 1/N of the main databases' leaves (`Store.fold`).
     static let foldSlices = 8
 
     /// Opens the store in directory `path`. With `create`, makes the directory (0700)
