@@ -60,7 +60,12 @@ let package = Package(
         .target(
             name: "PushTrailStore", dependencies: ["PushTrailModel", "LMDBKit", "CCrypto", "CZstd"],
             swiftSettings: leanModules),
-        .target(name: "PushTrailCLI", dependencies: ["PushTrailModel", "PushTrailStore"], swiftSettings: leanModules),
+        // HTML: the timeline drawn as iOS and Android show notifications, `report`'s page
+        // and the server's support pages.
+        .target(name: "PushTrailWeb", dependencies: ["PushTrailModel", "PushTrailStore"], swiftSettings: leanModules),
+        .target(
+            name: "PushTrailCLI", dependencies: ["PushTrailModel", "PushTrailStore", "PushTrailWeb"],
+            swiftSettings: leanModules),
         .executableTarget(
             name: "pushtrail",
             dependencies: ["PushTrailCLI"],
@@ -71,7 +76,7 @@ let package = Package(
         // whose p11-kit and libunistring ship no static archives, and the command line
         // stays a static executable that starts fast (docs/DESIGN.md).
         .target(
-            name: "PushTrailServer", dependencies: ["PushTrailModel", "PushTrailStore", "CMicroHTTPD"],
+            name: "PushTrailServer", dependencies: ["PushTrailModel", "PushTrailStore", "PushTrailWeb", "CMicroHTTPD"],
             swiftSettings: leanModules),
         .executableTarget(name: "pushtrail-server", dependencies: ["PushTrailServer"], swiftSettings: leanModules),
         .executableTarget(
@@ -85,9 +90,10 @@ let package = Package(
         .testTarget(
             name: "PushTrailStoreTests", dependencies: ["PushTrailStore", "PushTrailModel", "TestSupport", "LMDBKit"]),
         .testTarget(
-            name: "PushTrailCLITests", dependencies: ["PushTrailCLI", "PushTrailStore", "PushTrailModel", "LMDBKit"]),
+            name: "PushTrailCLITests",
+            dependencies: ["PushTrailCLI", "PushTrailStore", "PushTrailModel", "PushTrailWeb", "LMDBKit"]),
         .testTarget(
             name: "PushTrailServerTests",
-            dependencies: ["PushTrailServer", "PushTrailCLI", "PushTrailStore", "PushTrailModel"]),
+            dependencies: ["PushTrailServer", "PushTrailCLI", "PushTrailStore", "PushTrailModel", "PushTrailWeb"]),
     ]
 )

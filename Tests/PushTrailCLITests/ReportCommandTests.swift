@@ -2,6 +2,7 @@ import Foundation
 import PushTrailCLI
 import PushTrailModel
 import PushTrailStore
+import PushTrailWeb
 import Testing
 
 /// A tag scanner for the report's HTML: every element and attribute the page holds.
@@ -271,7 +272,7 @@ struct ReportCommandTests {
                 let event = try JSON.parse(Array(line.utf8))
                 if let title = event["payload"]?["aps"]?["alert"]?["title"]?.string {
                     #expect(markup.text.contains(title), "\(title)")
-                    #expect(html.contains(HTMLReport.escape(title)))
+                    #expect(html.contains(HTML.escape(title)))
                 }
                 // An Android message's texts: in its data map, or in its notification block.
                 let payload = event["payload"]
@@ -280,7 +281,7 @@ struct ReportCommandTests {
                     payload?["notification"]?["body"],
                 ].compactMap({ $0?.string }) {
                     #expect(markup.text.contains(text), "\(text)")
-                    #expect(html.contains(HTMLReport.escape(text)))
+                    #expect(html.contains(HTML.escape(text)))
                 }
                 if let error = event["error"]?.string { #expect(markup.text.contains(error)) }
                 if let reason = event["reason"]?.string { #expect(markup.text.contains(reason)) }
@@ -292,13 +293,13 @@ struct ReportCommandTests {
     @Test("escape leaves no markup character, quote or control character")
     func escaping() {
         let hostile = "<a href='x' onclick=\"y\">&amp;\u{0}\u{7}\u{1B}[31m\u{85}</a>"
-        let escaped = HTMLReport.escape(hostile)
+        let escaped = HTML.escape(hostile)
         #expect(
             escaped
                 == "&lt;a href=&#39;x&#39; onclick=&quot;y&quot;&gt;&amp;amp;"
                 + "\u{FFFD}\u{FFFD}\u{FFFD}[31m\u{FFFD}&lt;/a&gt;"
         )
-        #expect(HTMLReport.escape("Due: \"Mow\" lawn\nnow\t✓") == "Due: &quot;Mow&quot; lawn\nnow\t✓")
+        #expect(HTML.escape("Due: \"Mow\" lawn\nnow\t✓") == "Due: &quot;Mow&quot; lawn\nnow\t✓")
     }
 
     @Test("--task covers the deliveries of its notifications; --user --since starts at --since")

@@ -1,5 +1,6 @@
 import PushTrailModel
 import PushTrailStore
+import PushTrailWeb
 
 /// `pushtrail report`: a timeline as one self-contained HTML page, for tickets.
 enum ReportCommand: Command {
@@ -135,21 +136,16 @@ enum ReportCommand: Command {
             throw CommandError.notFound(
                 "no events for \(subject)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
         }
-        let topic = entries.lazy.compactMap { $0.loaded.event.notification?.topic }.first
-        let package = entries.lazy.filter { $0.loaded.event.notification?.platform == .android }.compactMap {
-            androidPackage($0.loaded.stored.raw)
-        }.first
-        func lastPart(_ id: String?) -> String? { id.flatMap { $0.split(separator: ".").last.map(String.init) } }
-        let appName = options.appName ?? lastPart(topic) ?? lastPart(package) ?? "App"
+        let names = TimelineView.appNames(entries, name: options.appName)
         let content = ReportContent(
             subject: subject, query: query.map { Render.shellWord($0) }.joined(separator: " "),
             asOf: Presentation.asOf(horizon, head: head.seq), head: head, storePath: store.path,
-            madeAt: context.clock(),
-            appName: appName, androidAppName: options.appName ?? lastPart(package) ?? appName,
-            entries: entries,
-            anchor: try Render.anchor(in: entries.filter(\.member).map(\.loaded), relativeTo: options.relativeTo),
-            token: { context.token($0, arguments) })
-        let page = Array(HTMLReport.render(content).utf8)
+            madeAt: context.clock(), version: PushTrail.version, entries: entries,
+            view: TimelineView(
+                subject: subject, appName: names.ios, androidAppName: names.android,
+                anchor: try Render.anchor(in: entries.filter(\.member).map(\.loaded), relativeTo: options.relativeTo),
+                token: { context.token($0, arguments) }, links: false))
+        let page = Array(ReportPage.render(content).utf8)
 
         let output = options.output ?? SafeFileName.named(stem: stem, tail: "-report.html")
         if output == "-" {
@@ -165,17 +161,5 @@ enum ReportCommand: Command {
                 + "\(findings) finding\(findings == 1 ? "" : "s"), as of \(content.asOf))"
         )
         return ExitStatus.success
-    }
-
-    /// An Android notification's `payload.android.restricted_package_name`: the app
-    /// that FCM delivers it to.
-    static func androidPackage(_ raw: [UInt8]) -> String? {
-        var decoder = EventDecoder()
-        return try? raw.withUnsafeBytes { bytes in
-            try decoder.withView(bytes) { json -> String? in
-                json.member(json.root, "payload").flatMap { json.member($0, "android") }
-                    .flatMap { json.member($0, "restricted_package_name") }.flatMap { json.string($0) }
-            }
-        }
     }
 }

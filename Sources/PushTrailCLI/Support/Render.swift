@@ -1,5 +1,6 @@
 import PushTrailModel
 import PushTrailStore
+import PushTrailWeb
 
 /// Shared pieces of the human and JSON views of events.
 enum Render {
@@ -87,13 +88,7 @@ enum Render {
         "relative-to", "EVENT", "show times relative to this event (an id or @SEQ; default: the last button pressed)")
 
     /// "the complete", "the notification", "the delivery": how a line names the anchor.
-    static func anchorName(_ event: Event) -> String {
-        switch event.body {
-        case .action(let a): "the " + a.action.rawValue.replacingUnderscores
-        case .notification: "the notification"
-        case .delivery: "the delivery"
-        }
-    }
+    static func anchorName(_ event: Event) -> String { TimelineText.anchorName(event) }
 
     /// The second line of a timeline entry: when relative to the anchor, and whose.
     static func details(_ loaded: LoadedEvent, anchor: LoadedEvent?, _ device: String) -> String {
@@ -120,9 +115,7 @@ enum Render {
 
     /// "3 days before the complete", or "← the complete" on the anchor itself.
     static func relative(_ loaded: LoadedEvent, to anchor: LoadedEvent?) -> String? {
-        guard let anchor else { return nil }
-        if anchor.seq == loaded.seq { return "← " + anchorName(anchor.event) }
-        return RelativeTime.describe(loaded.event.at, relativeTo: anchor.event.at) + " " + anchorName(anchor.event)
+        TimelineText.relative(loaded, to: anchor)
     }
 }
 
@@ -137,12 +130,5 @@ extension String {
             if c == character { out += replacement } else { out.append(c) }
         }
         return out
-    }
-
-    /// `mark_in_progress` → `mark in progress`.
-    fileprivate var replacingUnderscores: String {
-        // Action names are ASCII, where "_" is a Character of its own: bytes will do.
-        guard utf8.allSatisfy({ $0 < 0x80 }) else { return String(map { $0 == "_" ? " " : $0 }) }
-        return String(decoding: utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
     }
 }

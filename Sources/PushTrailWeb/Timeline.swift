@@ -1,87 +1,84 @@
 import PushTrailModel
 import PushTrailStore
 
-/// What a report shows: a timeline and where it came from.
-struct ReportContent {
-    /// "thread task-1102", "task 1102", "user u_alice since 2026-11-01T00:00:00Z".
-    var subject: String
-    /// The command line that selects the same events.
-    var query: String
-    var asOf: String
-    var head: ChainHead
-    var storePath: String
-    var madeAt: Timestamp
+/// How a timeline is drawn: the names on the notification cards, how device tokens
+/// show, and whether ids link to the server's pages.
+public struct TimelineView: Sendable {
+    /// What the timeline is of: "thread task-1102", "task 1102".
+    public var subject: String
     /// The app's name on the iOS banners.
-    var appName: String
+    public var appName: String
     /// The app's name on the Android cards.
-    var androidAppName: String
-    var entries: [TimelineEntry]
+    public var androidAppName: String
     /// The event times are shown relative to.
-    var anchor: LoadedEvent?
+    public var anchor: LoadedEvent?
     /// Device tokens as they may be shown (masked unless asked otherwise).
-    var token: (String?) -> String
+    public var token: @Sendable (String?) -> String
+    /// Ids, users and tasks link to their pages (the server's); a standalone report
+    /// links nowhere.
+    public var links: Bool
+
+    public init(
+        subject: String, appName: String, androidAppName: String, anchor: LoadedEvent?,
+        token: @escaping @Sendable (String?) -> String, links: Bool
+    ) {
+        self.subject = subject
+        self.appName = appName
+        self.androidAppName = androidAppName
+        self.anchor = anchor
+        self.token = token
+        self.links = links
+    }
+
+    /// The app names the cards show: `name` if given, else the last part of the iOS
+    /// topic or of the Android package, else "App".
+    public static func appNames(_ entries: [TimelineEntry], name: String?) -> (ios: String, android: String) {
+        let topic = entries.lazy.compactMap { $0.loaded.event.notification?.topic }.first
+        let package = entries.lazy.filter { $0.loaded.event.notification?.platform == .android }.compactMap {
+            androidPackage($0.loaded.stored.raw)
+        }.first
+        func lastPart(_ id: String?) -> String? { id.flatMap { $0.split(separator: ".").last.map(String.init) } }
+        let ios = name ?? lastPart(topic) ?? lastPart(package) ?? "App"
+        return (ios, name ?? lastPart(package) ?? ios)
+    }
+
+    /// An Android notification's `payload.android.restricted_package_name`: the app
+    /// that FCM delivers it to.
+    public static func androidPackage(_ raw: [UInt8]) -> String? {
+        var decoder = EventDecoder()
+        return try? raw.withUnsafeBytes { bytes in
+            try decoder.withView(bytes) { json -> String? in
+                json.member(json.root, "payload").flatMap { json.member($0, "android") }
+                    .flatMap { json.member($0, "restricted_package_name") }.flatMap { json.string($0) }
+            }
+        }
+    }
 }
 
-/// A self-contained HTML page of a timeline, notifications drawn as iOS or Android shows
-/// them.
+/// A timeline drawn in HTML, notifications as iOS or Android shows them: the body of
+/// `report`'s page and of the server's thread, task and user pages.
 ///
-/// Safety: every string from the store goes through `escape` into text content; none
-/// reaches an attribute, a URL, a style or a script. Attributes hold only values this
-/// file makes (class names, seq numbers, RFC 3339 times). The page loads nothing and
-/// its Content-Security-Policy forbids scripts, so it opens offline and inert.
-public enum HTMLReport {
-    static func render(_ c: ReportContent) -> String {
-        var h = Builder()
-        let anchor = c.anchor
-        let findings = c.entries.reduce(0) { $0 + $1.findings.count }
-        h.raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
-        h.raw(
-            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n")
-        h.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
-        h.raw("<meta name=\"generator\" content=\"pushtrail \(PushTrail.version)\">\n")
-        h.raw("<title>")
-        h.text("pushtrail · \(c.subject)")
-        h.raw("</title>\n<style>\(stylesheet)</style>\n</head>\n<body>\n<header>\n<h1>")
-        h.text(c.subject)
-        h.raw("</h1>\n<dl class=\"facts\">\n")
-        h.fact("Query", code: c.query)
-        h.fact("As of", c.asOf)
-        h.fact("Chain head", code: "@\(c.head.seq) \(c.head.hex)")
-        h.fact("Store", code: c.storePath)
-        h.fact("Report made", c.madeAt.description)
-        var counts: [EventType: Int] = [:]
-        for e in c.entries where e.member { counts[e.loaded.event.type, default: 0] += 1 }
-        h.fact("Events", EventType.allCases.map { counted(counts[$0, default: 0], $0) }.joined(separator: " · "))
-        if let anchor {
-            h.fact("Times relative to", "\(Render.anchorName(anchor.event)) (#\(anchor.seq), \(anchor.event.at))")
-        }
-        h.raw("</dl>\n")
-        if findings > 0 {
-            h.raw("<p class=\"alert\">⚠ ")
-            h.text("\(findings) audit finding\(findings == 1 ? "" : "s") in this timeline, highlighted below.")
-            h.raw("</p>\n")
-        }
-        tasks(&h, c.entries)
-        h.raw("</header>\n<main>\n<ol class=\"timeline\">\n")
+/// Safety: every string from the store goes through `HTML.escape` into text content, or
+/// through `HTML.url` into a link this file makes; none reaches a style or a script.
+/// Other attributes hold only values this file makes (class names, seq numbers, RFC
+/// 3339 times).
+enum Timeline {
+    /// The entries as an ordered list.
+    static func list(_ h: inout HTMLBuilder, _ entries: [TimelineEntry], _ view: TimelineView) {
+        h.raw("<ol class=\"timeline\">\n")
         // The push service behind each notification, for the delivery answers.
         var platforms: [String: Platform] = [:]
-        for e in c.entries {
+        for e in entries {
             if let n = e.loaded.event.notification {
                 platforms[EventID.normalizedNotificationIDString(e.loaded.event.id)] = n.platform
             }
         }
-        for entry in c.entries { self.entry(&h, entry, c, anchor: anchor, platforms: platforms) }
-        h.raw("</ol>\n</main>\n<footer>")
-        h.text(
-            "Made by pushtrail \(PushTrail.version). Check the store with `pushtrail verify`; "
-                + "a chain head that differs from @\(c.head.seq) \(c.head.hex) means the log changed after this report."
-        )
-        h.raw("</footer>\n</body>\n</html>\n")
-        return h.out
+        for entry in entries { self.entry(&h, entry, view, platforms: platforms) }
+        h.raw("</ol>\n")
     }
 
     /// The tasks of the timeline and their state after its last event.
-    private static func tasks(_ h: inout Builder, _ entries: [TimelineEntry]) {
+    static func tasks(_ h: inout HTMLBuilder, _ entries: [TimelineEntry], links: Bool = false) {
         var order: [Int64] = []
         var state: [Int64: TaskState] = [:]
         var named: [Int64: PushNotification] = [:]
@@ -99,7 +96,7 @@ public enum HTMLReport {
         for t in order {
             let (s, n) = (state[t]!, named[t])
             h.raw("<tr><td>")
-            h.text(String(t))
+            if links { h.link(HTML.url(["tasks", String(t)]), String(t)) } else { h.text(String(t)) }
             h.raw("</td><td>")
             h.text(n?.taskName ?? "")
             h.raw("</td><td>")
@@ -112,9 +109,9 @@ public enum HTMLReport {
     }
 
     private static func entry(
-        _ h: inout Builder, _ entry: TimelineEntry, _ c: ReportContent, anchor: LoadedEvent?,
-        platforms: [String: Platform]
+        _ h: inout HTMLBuilder, _ entry: TimelineEntry, _ c: TimelineView, platforms: [String: Platform]
     ) {
+        let anchor = c.anchor
         let e = entry.loaded.event
         let flagged = entry.findings.isEmpty ? "" : " flagged"
         let outside = entry.member ? "" : " outside"
@@ -125,7 +122,7 @@ public enum HTMLReport {
         )
         h.text(e.at.description)
         h.raw("</time>")
-        if let relative = Render.relative(entry.loaded, to: anchor) {
+        if let relative = TimelineText.relative(entry.loaded, to: anchor) {
             h.raw("<span class=\"relative\">")
             h.text(relative)
             h.raw("</span>")
@@ -141,23 +138,35 @@ public enum HTMLReport {
         case .delivery(let d):
             delivery(&h, d, e, platform: platforms[d.notificationID] ?? d.impliedPlatform)
         }
-        var meta = ["id \(e.id)", "user \(e.user)"]
-        if e.device != nil { meta.append("device \(c.token(e.device))") }
-        if let ref = e.referencedNotificationID { meta.append("for notification \(ref)") }
         h.raw("<p class=\"meta\">")
-        h.text(meta.joined(separator: " · "))
+        if c.links {
+            h.raw("id ")
+            h.link(HTML.url(["events", e.id]), e.id)
+            h.raw(" · user ")
+            h.link(HTML.url(["users", e.user]), e.user)
+            if e.device != nil { h.text(" · device \(c.token(e.device))") }
+            if let ref = e.referencedNotificationID {
+                h.raw(" · for notification ")
+                h.link(HTML.url(["events", ref]), ref)
+            }
+        } else {
+            var meta = ["id \(e.id)", "user \(e.user)"]
+            if e.device != nil { meta.append("device \(c.token(e.device))") }
+            if let ref = e.referencedNotificationID { meta.append("for notification \(ref)") }
+            h.text(meta.joined(separator: " · "))
+        }
         h.raw("</p>\n")
         if let t = entry.taskID, let s = entry.taskState {
             if let tr = entry.transition, tr.from != tr.to {
                 h.raw("<p class=\"change\">task ")
-                h.text(String(t))
+                taskNumber(&h, t, links: c.links)
                 h.raw(
                     ": <span class=\"state \(tr.from.rawValue)\">\(tr.from.rawValue)</span> → "
                         + "<span class=\"state \(s.rawValue)\">\(s.rawValue)</span></p>\n"
                 )
             } else {
                 h.raw("<p class=\"after\">task ")
-                h.text(String(t))
+                taskNumber(&h, t, links: c.links)
                 h.raw(" is <span class=\"state \(s.rawValue)\">\(s.rawValue)</span></p>\n")
             }
         }
@@ -169,8 +178,12 @@ public enum HTMLReport {
         h.raw("</div>\n</li>\n")
     }
 
+    private static func taskNumber(_ h: inout HTMLBuilder, _ t: Int64, links: Bool) {
+        if links { h.link(HTML.url(["tasks", String(t)]), String(t)) } else { h.text(String(t)) }
+    }
+
     /// The banner as iOS draws it, with the buttons of its category below.
-    private static func notification(_ h: inout Builder, _ n: PushNotification, _ e: Event, _ c: ReportContent) {
+    private static func notification(_ h: inout HTMLBuilder, _ n: PushNotification, _ e: Event, _ c: TimelineView) {
         h.raw("<div class=\"banner\">\n<div class=\"app\"><span class=\"icon\">")
         h.text(String(c.appName.first.map(String.init)?.uppercased() ?? "?"))
         h.raw("</span><span class=\"name\">")
@@ -206,7 +219,7 @@ public enum HTMLReport {
     /// and named "not shown" (colour is not the only sign), with the reason: Android
     /// shows no more than three, and the system shows a notification message itself,
     /// without the app and so without its buttons, while the app is in the background.
-    private static func androidCard(_ h: inout Builder, _ n: PushNotification, _ e: Event, _ c: ReportContent) {
+    private static func androidCard(_ h: inout HTMLBuilder, _ n: PushNotification, _ e: Event, _ c: TimelineView) {
         let limit = PushNotification.androidButtonLimit
         let systemShown = !n.notificationBlocks.isEmpty
         let seen = systemShown ? [] : n.shownButtons
@@ -269,7 +282,7 @@ public enum HTMLReport {
         h.tag("p", "meta", meta.joined(separator: " · "))
     }
 
-    private static func action(_ h: inout Builder, _ a: ActionResponse, _ e: Event) {
+    private static func action(_ h: inout HTMLBuilder, _ a: ActionResponse, _ e: Event) {
         h.raw("<p class=\"press \(a.outcome.rawValue)\">")
         h.text("\(e.user) pressed ")
         h.raw("<strong>\(label(a.action))</strong> → <span class=\"outcome\">\(a.outcome.rawValue)</span>")
@@ -288,7 +301,7 @@ public enum HTMLReport {
     }
 
     /// The push service's answer: APNs' or FCM's, by the notification it answers.
-    private static func delivery(_ h: inout Builder, _ d: Delivery, _ e: Event, platform: Platform) {
+    private static func delivery(_ h: inout HTMLBuilder, _ d: Delivery, _ e: Event, platform: Platform) {
         let ok = d.status == 200
         let service = platform == .android ? "fcm" : "apns"
         h.raw(
@@ -297,6 +310,22 @@ public enum HTMLReport {
         h.text(d.reason ?? (ok ? "accepted" : ""))
         h.raw("</p>\n")
         if let message = d.messageID { h.tag("p", "meta", "message " + message) }
+    }
+
+    /// "3 notifications · 1 action · 4 deliveries": the members of each type.
+    static func counts(_ entries: [TimelineEntry]) -> String {
+        var counts: [EventType: Int] = [:]
+        for e in entries where e.member { counts[e.loaded.event.type, default: 0] += 1 }
+        return EventType.allCases.map { counted(counts[$0, default: 0], $0) }.joined(separator: " · ")
+    }
+
+    /// The warning above a timeline with findings, which are highlighted below it.
+    static func findingsAlert(_ h: inout HTMLBuilder, _ entries: [TimelineEntry]) {
+        let findings = entries.reduce(0) { $0 + $1.findings.count }
+        guard findings > 0 else { return }
+        h.raw("<p class=\"alert\">⚠ ")
+        h.text("\(findings) audit finding\(findings == 1 ? "" : "s") in this timeline, highlighted below.")
+        h.raw("</p>\n")
     }
 
     /// "1 action", "4 deliveries".
@@ -317,51 +346,6 @@ public enum HTMLReport {
         let s = t.description
         guard let tIndex = s.firstIndex(of: "T") else { return s }
         return String(s[s.index(after: tIndex)...].prefix(5)) + " UTC"
-    }
-
-    /// Escapes text for HTML content and attribute values.
-    public static func escape(_ s: String) -> String {
-        var out = ""
-        out.reserveCapacity(s.utf8.count)
-        for u in s.unicodeScalars {
-            switch u {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default:
-                // Controls (but tab and newline), NUL included, are not allowed in HTML text.
-                if (u.value < 0x20 && u != "\t" && u != "\n") || (0x7F..<0xA0).contains(u.value) {
-                    out += "\u{FFFD}"
-                } else {
-                    out.unicodeScalars.append(u)
-                }
-            }
-        }
-        return out
-    }
-
-    /// Appends markup and escaped text.
-    struct Builder {
-        var out = ""
-        mutating func raw(_ s: String) { out += s }
-        mutating func text(_ s: String) { out += HTMLReport.escape(s) }
-        mutating func tag(_ name: String, _ cls: String, _ text: String) {
-            raw("<\(name) class=\"\(cls)\">")
-            self.text(text)
-            raw("</\(name)>\n")
-        }
-        mutating func fact(_ name: String, _ value: String) {
-            raw("<dt>\(name)</dt><dd>")
-            text(value)
-            raw("</dd>\n")
-        }
-        mutating func fact(_ name: String, code: String) {
-            raw("<dt>\(name)</dt><dd><code>")
-            text(code)
-            raw("</code></dd>\n")
-        }
     }
 
     static let stylesheet = """
