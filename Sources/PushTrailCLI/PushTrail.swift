@@ -10,7 +10,7 @@ import PushTrailStore
 /// The `pushtrail` command line: finds the command, parses its options, runs it and
 /// turns any error into one line on stderr and its exit status (see `Failure`).
 public enum PushTrail {
-    public static let version = "0.1.0"
+    public static let version = PushTrailVersion.current
 
     static let commands: [any Command.Type] = [
         IngestCommand.self, ImportCommand.self, LogCommand.self, ThreadCommand.self, TaskCommand.self,

@@ -162,7 +162,18 @@ final class LoginUpload: HTTPUpload {
         if request.isTLS { cookie += "; Secure" }
         return HTTPResponse(
             status: 303, contentType: "text/plain; charset=utf-8", body: Array("signed in\n".utf8), route: "/login",
-            headers: [("Set-Cookie", cookie), ("Location", "/")])
+            headers: [("Set-Cookie", cookie), ("Location", LoginUpload.field("next", in: body).flatMap(LoginUpload.localPath) ?? "/")])
+    }
+
+    /// `path` if it is a path of this server (`/…`, not `//host` or `/\host`, which
+    /// browsers take for another site), else nil: the form cannot send anyone away.
+    static func localPath(_ path: String) -> String? {
+        let bytes = Array(path.utf8)
+        guard bytes.first == UInt8(ascii: "/"), bytes.count < 2048,
+            bytes.count == 1 || (bytes[1] != UInt8(ascii: "/") && bytes[1] != UInt8(ascii: "\\")),
+            !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F })
+        else { return nil }
+        return path
     }
 
     /// A field of a URL-encoded form, decoded by libmicrohttpd.

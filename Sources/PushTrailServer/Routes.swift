@@ -1,5 +1,6 @@
 import PushTrailModel
 import PushTrailStore
+import PushTrailWeb
 
 /// The server's routes: who may call each, and what it answers. Every JSON answer is
 /// the object the CLI's `--json` prints for the same question (`Presentation`), so the
@@ -60,6 +61,9 @@ public final class Routes: @unchecked Sendable {
         var methods: [String] = ["GET", "HEAD"]
         /// What a POST needs, when the route also takes one.
         var postNeed: Need? = nil
+        /// A page of the site: refusals are pages too, and one without a session is
+        /// the sign-in form.
+        var html = false
         var run: (HTTPRequest, Role) throws -> HTTPExchange
     }
 
@@ -71,6 +75,11 @@ public final class Routes: @unchecked Sendable {
         if need != .nothing {
             switch access.verdict(for: request, now: clock()) {
             case .allowed(let r): role = r
+            case .unauthenticated where route.html:
+                return .respond(
+                    Pages.login(
+                        failed: false, next: Routes.pathAndQuery(request), status: 401,
+                        extra: [("WWW-Authenticate", "Bearer realm=\"pushtrail\"")]))
             case .unauthenticated:
                 return .respond(
                     Routes.error(
@@ -86,6 +95,15 @@ public final class Routes: @unchecked Sendable {
             }
         }
         if need == .read && !role.mayRead || need == .append && !role.mayAppend {
+            if route.html {
+                return .respond(
+                    Pages.page(
+                        403, title: "Not allowed",
+                        body: "<main><h1>Not allowed</h1><p role=\"alert\">A token with the \(role) role may not read "
+                            + "the store.</p><form method=\"post\" action=\"/logout\"><button type=\"submit\">Sign "
+                            + "out</button></form></main>",
+                        route: route.template))
+            }
             return .respond(
                 Routes.error(
                     403, "a token with the \(role) role may not \(need == .read ? "read" : "append")",
@@ -112,6 +130,7 @@ public final class Routes: @unchecked Sendable {
 
     /// The route for `parts` (the path split at `/`).
     func resolve(_ parts: [String]) -> Route {
+        if let page = siteRoute(parts) { return page }
         func json(_ template: String, _ body: @escaping (HTTPRequest) throws -> JSONValue) -> Route {
             Route(template: template, need: .read) { request, _ in
                 .respond(Routes.json(try body(request), route: template))
@@ -146,8 +165,6 @@ public final class Routes: @unchecked Sendable {
                 access.closeSession(of: request)
                 return .respond(Pages.signedOut(secure: request.isTLS))
             }
-        case 2 where parts[1].isEmpty:
-            return Route(template: "/", need: .read) { _, role in .respond(Pages.index(role: role)) }
         case 3 where v1 && parts[2] == "head":
             return json("/v1/head") { [self] _ in try store.read { Presentation.head(try $0.head()) } }
         case 3 where v1 && parts[2] == "stats":
@@ -267,6 +284,12 @@ public final class Routes: @unchecked Sendable {
     func mask(_ request: HTTPRequest) -> @Sendable (String) -> String {
         if Routes.showsTokens(request) { return { $0 } }
         return { TokenMask.mask($0) }
+    }
+
+    /// The request's path and query, encoded again: where the sign-in form returns to.
+    static func pathAndQuery(_ request: HTTPRequest) -> String {
+        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        return HTML.url(segments, request.query.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
     }
 
     /// Whether the request asks for device tokens unmasked (`show_tokens=1`).

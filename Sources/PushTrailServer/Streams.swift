@@ -114,6 +114,12 @@ extension Routes {
                 throw Failure(400, "Last-Event-ID is an event's seq, not \(MessageText.shown(resume))")
             }
             last = seq
+        } else if let after = request.query["after"] {
+            // A page that drew the events through `after` follows on from there.
+            guard let seq = UInt64(after) else {
+                throw Failure(400, "after is an event's seq, not \(MessageText.shown(after))")
+            }
+            last = seq
         } else {
             last = try store.read { try $0.head().seq }
         }

@@ -46,6 +46,21 @@ struct AccessTests {
                 method: "GET", path: "/login",
                 expected: [.none: 200, .wrong: 200, .ingest: 200, .read: 200, .admin: 200]),
             Case(method: "GET", path: "/", expected: Self.readable()),
+            Case(method: "GET", path: "/search?q=u_alice", expected: Self.readable(303)),
+            Case(method: "GET", path: "/search?q=gutters", expected: Self.readable()),
+            Case(method: "GET", path: "/users/u_alice", expected: Self.readable()),
+            Case(method: "GET", path: "/threads/task-1102?at=@50", expected: Self.readable()),
+            Case(method: "GET", path: "/tasks/1102", expected: Self.readable()),
+            Case(method: "GET", path: "/tasks/999999", expected: Self.readable(404)),
+            Case(method: "GET", path: "/events/\(notification)", expected: Self.readable()),
+            Case(
+                method: "GET", path: "/events/@1?show_tokens=1",
+                expected: [.none: 401, .wrong: 401, .ingest: 403, .read: 403, .admin: 200]),
+            Case(method: "GET", path: "/audit?user=u_dana", expected: Self.readable()),
+            Case(method: "GET", path: "/live", expected: Self.readable()),
+            Case(
+                method: "GET", path: "/assets/site.css",
+                expected: [.none: 200, .wrong: 200, .ingest: 200, .read: 200, .admin: 200]),
             Case(method: "GET", path: "/metrics", expected: Self.readable()),
             Case(method: "GET", path: "/v1/head", expected: Self.readable()),
             Case(method: "GET", path: "/v1/stats", expected: Self.readable()),
@@ -118,7 +133,7 @@ struct AccessTests {
         let value = try #require(cookieLine.split(separator: " ").dropFirst().first).dropLast()
         let cookie = ["Cookie: other=1; \(value)"]
         #expect(try fixture.request("GET", "/v1/head", headers: cookie).status == 200)
-        #expect(try fixture.request("GET", "/", headers: cookie).text.contains("read"))
+        #expect(try fixture.request("GET", "/", headers: cookie).text.contains("read role"))
         let post = try fixture.request(
             "POST", "/v1/events", headers: cookie + ["Content-Type: application/x-ndjson"],
             body: Array((ServerFixture.newEvent("via-cookie") + "\n").utf8))

@@ -4,12 +4,17 @@ public enum Horizon: Equatable, Sendable {
     case time(Timestamp)
     /// Events with `seq` ≤ this number.
     case sequence(UInt64)
+    /// Events with `at` ≤ the time among those with `seq` ≤ the number: a time horizon
+    /// pinned to what the store held then, which events arriving later (with an earlier
+    /// `at`) cannot change.
+    case pinned(Timestamp, through: UInt64)
 
     /// Whether an event at `position` is visible from this horizon.
     public func includes(_ position: Position) -> Bool {
         switch self {
         case .time(let t): position.at <= t
         case .sequence(let n): position.seq <= n
+        case .pinned(let t, let n): position.at <= t && position.seq <= n
         }
     }
 }

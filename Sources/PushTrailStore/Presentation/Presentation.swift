@@ -30,6 +30,7 @@ public enum Presentation {
         switch horizon {
         case .time(let t)?: t.description
         case .sequence(let n)?: "@\(min(n, head))"
+        case .pinned(let t, let n)?: "\(t) through @\(min(n, head))"
         case nil: "@\(head)"
         }
     }

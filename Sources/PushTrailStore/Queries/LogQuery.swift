@@ -194,6 +194,7 @@ struct LogMatcher {
             switch since {
             case .time(let t): if p.at < t { return false }
             case .sequence(let n): if p.seq <= n { return false }
+            case .pinned(let t, let n): if p.at < t || p.seq <= n { return false }
             }
         }
         if let until = query.until, !until.includes(p) { return false }
