@@ -43,6 +43,8 @@ if [ $# -eq 0 ]; then
     else
         say "skipping the browser check: install chromium to run Scripts/report-check.sh"
     fi
+    say "the support site in headless Chromium (Selenium): the support stories, XSS, keyboard, 375 and 1440 px…"
+    Scripts/ui-test.sh
     say "fuzzing the event decoder and the time parser, 60 s each…"
     Scripts/fuzz.sh --seconds 60
 fi

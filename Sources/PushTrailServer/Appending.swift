@@ -162,7 +162,10 @@ final class LoginUpload: HTTPUpload {
         if request.isTLS { cookie += "; Secure" }
         return HTTPResponse(
             status: 303, contentType: "text/plain; charset=utf-8", body: Array("signed in\n".utf8), route: "/login",
-            headers: [("Set-Cookie", cookie), ("Location", LoginUpload.field("next", in: body).flatMap(LoginUpload.localPath) ?? "/")])
+            headers: [
+                ("Set-Cookie", cookie),
+                ("Location", LoginUpload.field("next", in: body).flatMap(LoginUpload.localPath) ?? "/"),
+            ])
     }
 
     /// `path` if it is a path of this server (`/…`, not `//host` or `/\host`, which

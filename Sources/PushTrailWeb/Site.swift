@@ -85,7 +85,7 @@ public enum Site {
         h.raw("<p class=\"meta\">The store holds \(head.seq) events; chain head <code>@\(head.seq) ")
         h.text(head.hex)
         h.raw("</code>.</p>\n")
-        return page(title: "Search", body: h.out, search: "", c)
+        return page(title: "Search", body: h.out, search: nil, c)
     }
 
     /// `/search?q=`: straight to the one thing `q` names, a short list when it names
@@ -128,7 +128,8 @@ public enum Site {
             return found.count < searchResults
         }
         if found.isEmpty {
-            h.raw("<p role=\"status\">No user, task, thread or event is named that, and no event's text holds it.</p>\n")
+            h.raw(
+                "<p role=\"status\">No user, task, thread or event is named that, and no event's text holds it.</p>\n")
         } else {
             h.raw("<p role=\"status\">")
             h.text(
@@ -149,7 +150,9 @@ public enum Site {
     public static func user(_ id: String, _ reader: StoreReader, _ c: SiteContext) throws -> SitePage {
         let horizon = try asOf(c)
         let all = try reader.userEvents(id, since: nil, horizon: horizon)
-        guard !all.isEmpty else { throw SiteFailure(status: 404, message: "No events for user \(id)\(atNote(horizon)).") }
+        guard !all.isEmpty else {
+            throw SiteFailure(status: 404, message: "No events for user \(id)\(atNote(horizon)).")
+        }
         let limit = try count(c, "limit", default: userEvents)
         let shown = Array(all.suffix(limit))
         let entries = try reader.timeline(shown, horizon: horizon)
@@ -170,7 +173,11 @@ public enum Site {
         // Devices: each token the user's events name, with its platform and when seen,
         // and the answer that declared it dead, if one of theirs did.
         var deviceOf: [String: String] = [:]
-        for e in all { if let n = e.event.device, e.event.type == .notification { deviceOf[EventID.normalizedNotificationIDString(e.event.id)] = n } }
+        for e in all {
+            if let n = e.event.device, e.event.type == .notification {
+                deviceOf[EventID.normalizedNotificationIDString(e.event.id)] = n
+            }
+        }
         var dead: [String: (at: Timestamp, status: Int)] = [:]
         for e in all {
             guard let d = e.event.delivery, d.declaresTokenDead,
@@ -244,7 +251,9 @@ public enum Site {
             if thread.id == "(no thread)" {
                 h.text(thread.id)
             } else {
-                h.link(HTML.url(["threads", thread.id], [("at", c.value("at")), ("through", c.value("through"))]), thread.id)
+                h.link(
+                    HTML.url(["threads", thread.id], [("at", c.value("at")), ("through", c.value("through"))]),
+                    thread.id)
             }
             h.raw("</h3>\n<ul class=\"pushes\">\n")
             for e in thread.entries {
@@ -597,7 +606,9 @@ public enum Site {
         if all.isEmpty {
             h.raw("<p role=\"status\"><span class=\"good\">✓</span> No findings for this filter.</p>\n")
         } else {
-            h.raw("<table>\n<thead><tr><th scope=\"col\">Code</th><th scope=\"col\">Findings</th></tr></thead>\n<tbody>\n")
+            h.raw(
+                "<table>\n<thead><tr><th scope=\"col\">Code</th><th scope=\"col\">Findings</th></tr></thead>\n<tbody>\n"
+            )
             for code in FindingCode.allCases {
                 guard let n = counts[code] else { continue }
                 var params = filterParams(c)
@@ -695,7 +706,9 @@ public enum Site {
             h.raw("<li>")
             time(&h, e.event.at)
             h.raw(" <span class=\"type\">\(e.event.type)</span> ")
-            h.link(HTML.url(["events", e.event.id]), summary(e.event))
+            h.link(HTML.url(["events", e.event.id]), e.event.id)
+            h.raw(" ")
+            h.text(summary(e.event))
             h.raw(" <span class=\"meta\">#\(e.seq) · user ")
             h.link(HTML.url(["users", e.event.user]), e.event.user)
             if let thread = e.event.threadID {
@@ -835,12 +848,13 @@ public enum Site {
         h.raw("<label for=\"q\(big ? "-home" : "")\" class=\"visually-hidden\">Search</label>")
         h.raw("<input id=\"q\(big ? "-home" : "")\" name=\"q\" type=\"search\" value=\"")
         h.text(q)
-        h.raw("\" placeholder=\"user, task, thread, event id or text\"\(big ? " autofocus" : "")>")
+        h.raw("\" placeholder=\"user, task, thread, event id or text\">")
         h.raw("<button type=\"submit\">Search</button></form>\n")
     }
 
     /// A whole page: the bar with the search box, then `body`.
-    static func page(title: String, body: String, search: String, _ c: SiteContext, script: Bool = false) -> SitePage {
+    /// The bar's search box shows `search` (nil: no box in the bar, the page has its own).
+    static func page(title: String, body: String, search: String?, _ c: SiteContext, script: Bool = false) -> SitePage {
         var h = HTMLBuilder()
         h.raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
         h.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>")
@@ -850,7 +864,7 @@ public enum Site {
         h.raw("</head>\n<body>\n<a class=\"skip\" href=\"#main\">Skip to the page</a>\n<header class=\"bar\">\n")
         h.raw("<nav aria-label=\"Site\"><a href=\"/\" class=\"home\">pushtrail</a> <a href=\"/audit\">Audit</a> ")
         h.raw("<a href=\"/live\">Live</a></nav>\n")
-        searchForm(&h, search)
+        if let search { searchForm(&h, search) }
         h.raw("<form method=\"post\" action=\"/logout\" class=\"signout\"><span class=\"meta\">")
         h.text("\(c.role) role")
         h.raw("</span> <button type=\"submit\">Sign out</button></form>\n")
