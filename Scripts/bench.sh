@@ -23,9 +23,11 @@ median (min–max) of repeated runs in the same invocation:
   verify, audit of the whole store; store size; peak RSS of the ingest
   server      pushtrail-server on the same store: GET /v1/tasks/{id} and /v1/threads/{id}
               under wrk (32 keep-alive clients, a few hundred real ids) vs the CLI asking
-              the same questions a process each; POST /v1/events of the whole input into
-              a fresh store with 1, 2 and 4 clients vs the CLI ingest; the server's
-              anonymous memory (RssAnon) before, during and after each load
+              the same questions a process each; the support site's pages (user, thread,
+              task, event, search, audit) under wrk with 8 clients; POST /v1/events of
+              the whole input into a fresh store with 1, 2 and 4 clients vs the CLI
+              ingest; the server's anonymous memory (RssAnon) before, during and after
+              each load
 Prints a Markdown table (stdout; progress on stderr) and writes
 bench-results/bench-N.json. When bench-results/ holds a result for 10× (or 1/10 of)
 the events, the table also shows how thread and task queries grow.

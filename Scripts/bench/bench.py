@@ -836,6 +836,9 @@ COMMIT;
         self.server_cli()
         self.phase("server_queries", t0)
         t0 = time.perf_counter()
+        self.server_pages()
+        self.phase("server_pages", t0)
+        t0 = time.perf_counter()
         self.server_appends()
         self.phase("server_appends", t0)
         del LOADS[loads:]
@@ -931,6 +934,62 @@ COMMIT;
         sv["queries"] = q
         sv["query_memory"] = {"before_kb": before, "peak_kb": max(round_peaks), "after_kb": after,
                               "round_peaks_kb": round_peaks, "samples": samples}
+
+    def server_pages(self):
+        """The support site's pages under wrk with 8 keep-alive clients, a kind of page at a
+        time: a user's, a thread's, a task's and an event's page, a search that redirects,
+        and a user's audit, each over the sample ids."""
+        sv = self.res["server"]
+        q = urllib.parse.quote
+        users = self.t.get("sample_users") or [self.t["user"]]
+        kinds = {
+            "user": ["/users/" + q(u, safe="") for u in users],
+            "thread": ["/threads/" + q(x, safe="") for x in self.t["sample_threads"]],
+            "task": ["/tasks/%d" % x for x in self.t["sample_tasks"]],
+            "event": ["/events/" + q(x, safe="") for x in self.t.get("sample_notifications") or []],
+            "search": ["/search?q=" + q(u, safe="") for u in users],
+            "audit": ["/audit?user=" + q(u, safe="") for u in users],
+        }
+        kinds = {k: v for k, v in kinds.items() if v}
+        secret = self.token(self.store, "bench-pages", "read")
+        srv = Server(self.server_exe, self.store, self.path("server-pages.log"), self.env)
+        lua = os.path.join(HERE, "wrk-paths.lua")
+        pages = {}
+        for name, paths in kinds.items():
+            status, body = http_get(srv.port, paths[0], secret)
+            if status not in (200, 303) or (status == 200 and b"</html>" not in body):
+                die("the %s page %s answered %d (see %s)" % (name, paths[0], status, srv.logpath))
+            listing = self.path("pages-%s.txt" % name)
+            with open(listing, "w") as f:
+                f.write("".join(p + "\n" for p in paths))
+            log("server pages: %s, wrk -t 2 -c 8 for %d s over %d paths…" % (name, self.a.server_seconds, len(paths)))
+            env = dict(self.env, PT_BENCH_PATHS=listing, PT_BENCH_TOKEN=secret)
+            outp = self.path("wrk-page-%s.out" % name)
+            sampler = MemSampler(srv)
+            sampler.start()
+            with open(outp, "wb") as o:
+                run(["wrk", "-t", "2", "-c", "8", "-d", "%ds" % self.a.server_seconds, "--latency", "-s", lua,
+                     "http://127.0.0.1:%d" % srv.port], stdout=o, env=env, what="wrk")
+            got = sampler.finish()
+            with open(outp) as f:
+                lines = [l for l in f.read().split("\n") if l.startswith("PTBENCH ")]
+            if not lines:
+                die("wrk printed no summary (see %s)" % outp)
+            w = json.loads(lines[-1][len("PTBENCH "):])
+            if w["errors"]["status"]:
+                die("%d of %d %s pages were not 2xx or 3xx (see %s)" % (
+                    w["errors"]["status"], w["requests"], name, srv.logpath))
+            lat = w["latency_us"]
+            pages[name] = {"paths": len(paths), "requests": w["requests"],
+                           "rps": round(w["requests"] / (w["duration_us"] / 1e6), 1),
+                           "p50_ms": round(lat["p50"] / 1000, 3), "p99_ms": round(lat["p99"] / 1000, 3),
+                           "max_ms": round(lat["max"] / 1000, 3), "bytes_per_page": w["bytes"] // max(w["requests"], 1),
+                           "anon_peak_kb": max(s[1] for s in got)}
+            log("  %s req/s, p50 %.2f ms, p99 %.2f ms, %s bytes a page" % (
+                fmt_int(pages[name]["rps"]), pages[name]["p50_ms"], pages[name]["p99_ms"],
+                fmt_int(pages[name]["bytes_per_page"])))
+        srv.stop()
+        sv["pages"] = pages
 
     def server_cli(self):
         """The same questions asked of the CLI, a process each: in sequence, then two at a time."""
@@ -1293,6 +1352,13 @@ COMMIT;
                              med(d["p90_ms"]), max(d["max_ms"]), cpu_us, wrk_share * 100, others(d)),
                          "p99 ≤ 20 ms",
                          target("server_%s_p99" % name, p99 <= 20, {"p99_ms": p99}, "<= 20 ms")])
+        for name, d in sv.get("pages", {}).items():
+            rows.append(["page `%s`, 8 clients, %d ids: req/s, p50 / p99 (ms)" % (name, d["paths"]),
+                         "%s; %.2f / %.2f" % (fmt_int(d["rps"]), d["p50_ms"], d["p99_ms"]), "—", "—",
+                         "max %.1f ms; %s bytes a page; RssAnon peak %.0f MB" % (
+                             d["max_ms"], fmt_int(d["bytes_per_page"]), d["anon_peak_kb"] * 1024 / MB),
+                         "p99 ≤ 50 ms",
+                         target("page_%s_p99" % name, d["p99_ms"] <= 50, {"p99_ms": d["p99_ms"]}, "<= 50 ms")])
         m = sv["query_memory"]
         first, last = m["round_peaks_kb"][0], m["round_peaks_kb"][-1]
         grows = last > first * 1.1 + 4096

@@ -158,6 +158,8 @@ def main(argv):
         "tasks": len(task_count),
         "sample_tasks": spread(set(thread_task.values())),
         "sample_threads": spread(thread_task),
+        "sample_users": spread(user_count),
+        "sample_notifications": spread(notif_thread),
     }
     with open(out, "w") as o:
         json.dump(result, o, indent=1)

@@ -8,7 +8,8 @@ import PushTrailStore
     import Darwin
 #endif
 
-/// `pushtrail-server`: the read API over a store, until SIGTERM or SIGINT. Everything
+/// `pushtrail-server`: appends, the JSON API and the support site over a store, until
+/// SIGTERM or SIGINT. Everything
 /// runs from here, not from `main.swift`, whose top-level closures would be bound to
 /// the main actor and trap when libmicrohttpd's threads call them.
 public enum ServerMain {
@@ -19,9 +20,10 @@ public enum ServerMain {
         appends with POST /v1/events, tools read the JSON API (/v1/tasks/{id},
         /v1/threads/{id}, /v1/events, /v1/events/{id}, /v1/events/{id}/export, /v1/audit,
         /v1/head, /v1/stats, /v1/stream), each answering with what the CLI's --json
-        prints; GET /healthz and /metrics for operations. Requests need an access token
-        (pushtrail token add NAME --role ingest|read|admin); with none defined, only
-        clients on this host are answered.
+        prints; support staff browse the site at / (search, users, threads, tasks,
+        events, audit, live); GET /healthz and /metrics for operations. Requests need an
+        access token (pushtrail token add NAME --role ingest|read|admin); with none
+        defined, only clients on this host are answered.
 
         options:
           --store DIR         the store (default $PUSHTRAIL_STORE, else ./pushtrail.lmdb)

@@ -98,8 +98,8 @@ public enum Site {
         var targets: [(String, String)] = []
         if let seq = named.event {
             let stored = try reader.event(seq: seq)
-            let type = (try? stored?.decode().type.description) ?? "event"
-            targets.append(("the \(type ?? "event") \(q)", HTML.url(["events", q.hasPrefix("@") ? q : q])))
+            let type = (try? stored?.decode().type.description) ?? nil
+            targets.append(("the \(type ?? "event") \(q)", HTML.url(["events", q])))
         }
         if let t = named.task { targets.append(("task \(t)", HTML.url(["tasks", String(t)]))) }
         if named.thread { targets.append(("thread \(q)", HTML.url(["threads", q]))) }

@@ -26,7 +26,10 @@ enum ServeCommand: Command {
         ],
         discussion: """
             Runs pushtrail-server from the directory pushtrail is in, else from PATH, in place of this
-            process. Clients send an access token: see pushtrail token.
+            process. The backend appends with POST /v1/events; tools read the JSON API under /v1/;
+            support staff open / in a browser: search, a user's notifications, a thread or task as
+            of any moment, an event and its reproduction, the audit and a live tail. Clients send an
+            access token: see pushtrail token.
             """)
 
     /// The server's options, checked here so a mistake is a usage error before the
