@@ -184,6 +184,24 @@ def compare_download(site, event_id, fmt):
           f"event {event_id[:8]}: the {fmt} download ({name}) is byte for byte `export --format {fmt} -o -`")
 
 
+MEMBERS = "ol.timeline > li.entry:not(.outside)"
+
+
+def step_back_and_forth(site, thread, story):
+    """On the thread's page, Previous event drops its last event and Next event brings
+    it back: the "as of" control steps through the thread."""
+    site.get("/threads/" + urllib.parse.quote(thread, safe=""))
+    now = len(site.driver.find_elements(By.CSS_SELECTOR, MEMBERS))
+    site.driver.find_element(By.PARTIAL_LINK_TEXT, "Previous event").click()
+    WebDriverWait(site.driver, 10).until(lambda d: "at=%40" in d.current_url)
+    before = len(site.driver.find_elements(By.CSS_SELECTOR, MEMBERS))
+    site.driver.find_element(By.PARTIAL_LINK_TEXT, "Next event").click()
+    WebDriverWait(site.driver, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, MEMBERS)) != before)
+    again = len(site.driver.find_elements(By.CSS_SELECTOR, MEMBERS))
+    check(before == now - 1 and again == now,
+          f"{story}) on {thread}, Previous event shows {before} of {now} events and Next event all {again} again")
+
+
 def story_a(site):
     """I pressed complete and nothing happened: Alice, task 1102."""
     search(site, "1102")
@@ -228,6 +246,7 @@ def story_b(site):
     buttons = [li.text for li in site.driver.find_elements(By.CSS_SELECTOR, "ul.buttons li")]
     check(len(banners) >= 2 and "Mark In Progress" in buttons and "Uncancel" in buttons,
           "b) the thread draws the banners with the buttons each category showed")
+    step_back_and_forth(site, "task-1109", "b")
     compare_download(site, "14557b3c-ed72-4565-89d3-91e6848930e4", "apns")
 
 
@@ -248,6 +267,8 @@ def story_c(site):
     findings[0].find_element(By.PARTIAL_LINK_TEXT, "529bda1f").click()
     WebDriverWait(site.driver, 10).until(lambda d: "/events/529bda1f" in d.current_url)
     check("sent_after_unregistered" in main_text(site), "c) the finding links to its event's page")
+    step_back_and_forth(site, "task-1106", "c")
+    compare_download(site, "0e90b559-d2ee-44e0-8ebf-2bf9e2b2a50d", "apns")
 
 
 def story_d(site):
@@ -260,6 +281,7 @@ def story_d(site):
     check(seen == ["EDIT", "COMPLETE", "CANCEL"] and len(unseen) == 1 and "not shown" in unseen[0],
           "d) the Android card shows three buttons and Mark In Progress struck, marked not shown")
     check("too_many_actions" in main_text(site), "d) the too_many_actions finding is highlighted")
+    step_back_and_forth(site, "task-1301", "d")
     compare_download(site, "57d84e5b-548b-4986-a627-9bc62d0e65fa", "fcm")
     compare_download(site, "57d84e5b-548b-4986-a627-9bc62d0e65fa", "adb")
 
@@ -270,17 +292,26 @@ def story_e_to_h(site):
           "e) searching the notification's id lands on its page, with fcm_notification_message")
     check('"notification"' in site.driver.find_element(By.CSS_SELECTOR, "pre.json").text,
           "e) the event's page shows its JSON with the notification block")
+    step_back_and_forth(site, "task-1302", "e")
+    compare_download(site, "994be680-ed7e-4653-8ce7-77e97f6882f5", "fcm")
     search(site, "u_hana")
     rows = [r.text for r in site.driver.find_elements(By.CSS_SELECTOR, "table tbody tr")]
     check(any(r.startswith("CWiw") and "declared dead" in r for r in rows),
           "f) Hana's reinstalled-away token is declared dead by FCM's 404")
+    step_back_and_forth(site, "task-1303", "f")
+    compare_download(site, "2416431e-719e-452d-aa69-6e3be4446481", "fcm")
     search(site, "task-1304")
     check(len(site.driver.find_elements(By.CSS_SELECTOR, ".banner")) >= 3
           and len(site.driver.find_elements(By.CSS_SELECTOR, ".card")) >= 3
           and not site.driver.find_elements(By.CSS_SELECTOR, "p.alert"),
           "g) Ivan's thread has iPhone banners and tablet cards, and no finding")
+    step_back_and_forth(site, "task-1304", "g")
+    compare_download(site, "07e7d38f-f689-4b99-99fd-641d887bf33b", "apns")
+    compare_download(site, "fd1b3207-a385-4ae9-82c3-f841c84dc346", "adb")
     search(site, "240a7ef4-a58a-4f06-a4d3-972beb99677c")
     check("fcm_invalid_data" in main_text(site), "h) the GFCI notification's page shows fcm_invalid_data")
+    step_back_and_forth(site, "task-1305", "h")
+    compare_download(site, "240a7ef4-a58a-4f06-a4d3-972beb99677c", "fcm")
 
 
 def search_cases(site):
