@@ -938,7 +938,8 @@ COMMIT;
     def server_pages(self):
         """The support site's pages under wrk with 8 keep-alive clients, a kind of page at a
         time: a user's, a thread's, a task's and an event's page, a search that redirects,
-        and a user's audit, each over the sample ids."""
+        and a user's audit, each over the sample ids; the search page, the audit's form
+        and the live tail."""
         sv = self.res["server"]
         q = urllib.parse.quote
         users = self.t.get("sample_users") or [self.t["user"]]
@@ -949,6 +950,9 @@ COMMIT;
             "event": ["/events/" + q(x, safe="") for x in self.t.get("sample_notifications") or []],
             "search": ["/search?q=" + q(u, safe="") for u in users],
             "audit": ["/audit?user=" + q(u, safe="") for u in users],
+            "home": ["/"],
+            "audit-form": ["/audit"],
+            "live": ["/live"],
         }
         kinds = {k: v for k, v in kinds.items() if v}
         secret = self.token(self.store, "bench-pages", "read")

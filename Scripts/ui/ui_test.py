@@ -166,14 +166,22 @@ def download(site, link_text):
     for name in os.listdir(site.downloads):
         os.remove(os.path.join(site.downloads, name))
     site.driver.find_element(By.LINK_TEXT, link_text).click()
+    # Chromium may create the file before it has written it, beside a .crdownload that
+    # it renames over it: the download is done once no .crdownload is left and the
+    # file has stopped changing.
     deadline = time.time() + 15
+    last = None
     while time.time() < deadline:
-        names = [n for n in os.listdir(site.downloads) if not n.endswith(".crdownload")]
-        if names:
-            with open(os.path.join(site.downloads, names[0]), "rb") as f:
-                return names[0], f.read()
-        time.sleep(0.1)
-    return None, None
+        names = os.listdir(site.downloads)
+        done = [n for n in names if not n.endswith(".crdownload")]
+        if done and len(done) == len(names):
+            with open(os.path.join(site.downloads, done[0]), "rb") as f:
+                data = f.read()
+            if data and data == last:
+                return done[0], data
+            last = data
+        time.sleep(0.2)
+    return None, last
 
 
 def compare_download(site, event_id, fmt):

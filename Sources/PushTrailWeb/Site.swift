@@ -165,7 +165,8 @@ public enum Site {
         if shown.count < all.count {
             h.raw("<p class=\"meta\">")
             h.text("The newest \(shown.count) of \(all.count) events. ")
-            h.link(HTML.url(["users", id], [("at", c.value("at")), ("limit", String(all.count))]), "Show all")
+            let asked = [("at", c.value("at")), ("through", c.value("through"))]
+            h.link(HTML.url(["users", id], asked + [("limit", String(all.count))]), "Show all")
             h.raw("</p>\n")
         }
         findingsSummary(&h, entries)
@@ -816,6 +817,7 @@ public enum Site {
         }
         var params: [(String, String?)] = [("at", atText(pinned))]
         if case .pinned(_, let n) = pinned { params.append(("through", "@\(n)")) }
+        params.append(("limit", c.value("limit")))
         if c.showTokens { params.append(("show_tokens", "1")) }
         h.link(HTML.url(path, params), "Link to exactly this", cls: "permalink")
         if let steps {
