@@ -29,6 +29,7 @@ let package = Package(
     products: [
         .executable(name: "pushtrail", targets: ["pushtrail"]),
         .executable(name: "pushtrail-server", targets: ["pushtrail-server"]),
+        .executable(name: "pushtrail-stream", targets: ["pushtrail-stream"]),
         .library(name: "PushTrailModel", targets: ["PushTrailModel"]),
         .library(name: "PushTrailStore", targets: ["PushTrailStore"]),
     ],
@@ -52,6 +53,11 @@ let package = Package(
             name: "CMicroHTTPD",
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
+        ),
+        .systemLibrary(
+            name: "CNats",
+            pkgConfig: "libnats",
+            providers: [.apt(["libnats-dev"]), .brew(["cnats"])]
         ),
         .target(name: "LMDBKit", dependencies: ["CLMDB"], swiftSettings: leanModules),
         // Pure: events, their rules, time, the task fold and the audit. No LMDB and no
@@ -79,6 +85,12 @@ let package = Package(
             name: "PushTrailServer", dependencies: ["PushTrailModel", "PushTrailStore", "PushTrailWeb", "CMicroHTTPD"],
             swiftSettings: leanModules),
         .executableTarget(name: "pushtrail-server", dependencies: ["PushTrailServer"], swiftSettings: leanModules),
+        // Publishing to and consuming from NATS JetStream. Linked dynamically, as the
+        // server is: Debian's libnats ships no static archive.
+        .target(
+            name: "PushTrailStream", dependencies: ["PushTrailModel", "PushTrailStore", "CNats"],
+            swiftSettings: leanModules),
+        .executableTarget(name: "pushtrail-stream", dependencies: ["PushTrailStream"], swiftSettings: leanModules),
         .executableTarget(
             name: "pushtrail-gen",
             swiftSettings: leanModules,
@@ -92,6 +104,8 @@ let package = Package(
         .testTarget(
             name: "PushTrailCLITests",
             dependencies: ["PushTrailCLI", "PushTrailStore", "PushTrailModel", "PushTrailWeb", "LMDBKit"]),
+        .testTarget(
+            name: "PushTrailStreamTests", dependencies: ["PushTrailStream", "PushTrailStore", "PushTrailModel"]),
         .testTarget(
             name: "PushTrailServerTests",
             dependencies: ["PushTrailServer", "PushTrailCLI", "PushTrailStore", "PushTrailModel", "PushTrailWeb"]),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds pushtrail and pushtrail-server (release) and installs both binaries side by
+# Builds pushtrail, pushtrail-server and pushtrail-stream (release) and installs the binaries side by
 # side, with pushtrail's man page and its bash, zsh and fish completions, under a prefix.
 #   Scripts/install.sh [--prefix DIR]     (default: /usr/local)
 set -euo pipefail
@@ -18,10 +18,11 @@ done
 
 need_swift
 need_build_deps
-say "building pushtrail and pushtrail-server (release)…"
+say "building pushtrail, pushtrail-server and pushtrail-stream (release)…"
 swift build -c release --product pushtrail >/dev/null
-# `pushtrail serve` runs the pushtrail-server in its own directory.
+# `pushtrail serve` runs the pushtrail-server in its own directory, publish and consume pushtrail-stream.
 swift build -c release --product pushtrail-server >/dev/null
+swift build -c release --product pushtrail-stream >/dev/null
 bin_dir="$(swift build -c release --show-bin-path)"
 bin="$bin_dir/pushtrail"
 
@@ -29,10 +30,11 @@ install -d "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion
     "$prefix/share/zsh/site-functions" "$prefix/share/fish/vendor_completions.d"
 install -m 0755 "$bin" "$prefix/bin/pushtrail"
 install -m 0755 "$bin_dir/pushtrail-server" "$prefix/bin/pushtrail-server"
+install -m 0755 "$bin_dir/pushtrail-stream" "$prefix/bin/pushtrail-stream"
 "$bin" manpage > "$prefix/share/man/man1/pushtrail.1"
 "$bin" completion bash > "$prefix/share/bash-completion/completions/pushtrail"
 "$bin" completion zsh > "$prefix/share/zsh/site-functions/_pushtrail"
 "$bin" completion fish > "$prefix/share/fish/vendor_completions.d/pushtrail.fish"
 chmod 0644 "$prefix/share/man/man1/pushtrail.1" "$prefix/share/bash-completion/completions/pushtrail" \
     "$prefix/share/zsh/site-functions/_pushtrail" "$prefix/share/fish/vendor_completions.d/pushtrail.fish"
-echo "installed pushtrail and pushtrail-server into $prefix (bin, man page, bash/zsh/fish completions)"
+echo "installed pushtrail, pushtrail-server and pushtrail-stream into $prefix (bin, man page, bash/zsh/fish completions)"

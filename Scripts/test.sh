@@ -12,6 +12,7 @@ need_packages lmdb-utils   # mdb_stat / mdb_dump: the store-layout and concurren
 need_packages zstd   # the zstd tool decompresses a stored record by hand (CompressionTests)
 need_packages zsh fish man-db   # the shell-integration tests load completions in each shell
 command -v cc >/dev/null || need_packages gcc   # builds the disk-fault injection shim
+need_packages nats-server   # the JetStream tests start their own servers on loopback ports
 # Headless Chromium renders the HTML reports (report-check.sh): installed where we
 # can (CI runs as root); elsewhere the browser check is skipped, saying so.
 command -v chromium >/dev/null || need_packages chromium || say "no chromium: the browser check will be skipped"

@@ -16,7 +16,8 @@ public enum PushTrail {
         IngestCommand.self, ImportCommand.self, LogCommand.self, ThreadCommand.self, TaskCommand.self,
         ShowCommand.self, ExportCommand.self, ReplayCommand.self, ReportCommand.self, AuditCommand.self,
         VerifyCommand.self,
-        HeadCommand.self, StatsCommand.self, ServeCommand.self, TokenCommand.self, CompletionCommand.self,
+        HeadCommand.self, StatsCommand.self, ServeCommand.self, TokenCommand.self, PublishCommand.self,
+        ConsumeCommand.self, CompletionCommand.self,
         ManpageCommand.self,
     ]
 
@@ -24,7 +25,7 @@ public enum PushTrail {
     /// every declaration before it (the audit command's alone made `head` 25% slower).
     static let commandNames = [
         "ingest", "import", "log", "thread", "task", "show", "export", "replay", "report", "audit", "verify",
-        "head", "stats", "serve", "token", "completion", "manpage",
+        "head", "stats", "serve", "token", "publish", "consume", "completion", "manpage",
     ]
 
     /// The command named `name`.

@@ -95,27 +95,39 @@ struct ServeCommandTests {
         for d in ["bin", "path1", "path2", "empty"] { mkdir(dir.file(d), 0o700) }
         let pushtrail = dir.file("bin/pushtrail")
         let onPath = dir.file("path1:") + dir.file("path2")
-        #expect(ServeCommand.serverExecutable(nextTo: pushtrail, path: onPath) == nil)
+        #expect(ServeCommand.companion("pushtrail-server", nextTo: pushtrail, path: onPath) == nil)
         #expect(
-            ServeCommand.serverExecutable(nextTo: pushtrail, path: nil) == nil || exists("/usr/bin/pushtrail-server"))
+            ServeCommand.companion("pushtrail-server", nextTo: pushtrail, path: nil) == nil
+                || exists("/usr/bin/pushtrail-server"))
 
         try Self.fakeServer(dir.file("path2/pushtrail-server"), record: "/dev/null")
-        #expect(ServeCommand.serverExecutable(nextTo: pushtrail, path: onPath) == dir.file("path2/pushtrail-server"))
+        #expect(
+            ServeCommand.companion("pushtrail-server", nextTo: pushtrail, path: onPath)
+                == dir.file("path2/pushtrail-server"))
         try Self.fakeServer(dir.file("path1/pushtrail-server"), record: "/dev/null")
-        #expect(ServeCommand.serverExecutable(nextTo: pushtrail, path: onPath) == dir.file("path1/pushtrail-server"))
+        #expect(
+            ServeCommand.companion("pushtrail-server", nextTo: pushtrail, path: onPath)
+                == dir.file("path1/pushtrail-server"))
 
         // Not executable, or a directory: passed over.
         try dir.write("bin/pushtrail-server", bytes: Array("#!/bin/sh\n".utf8))
         chmod(dir.file("bin/pushtrail-server"), 0o644)
-        #expect(ServeCommand.serverExecutable(nextTo: pushtrail, path: onPath) == dir.file("path1/pushtrail-server"))
+        #expect(
+            ServeCommand.companion("pushtrail-server", nextTo: pushtrail, path: onPath)
+                == dir.file("path1/pushtrail-server"))
         unlink(dir.file("bin/pushtrail-server"))
         mkdir(dir.file("bin/pushtrail-server"), 0o700)
-        #expect(ServeCommand.serverExecutable(nextTo: pushtrail, path: onPath) == dir.file("path1/pushtrail-server"))
+        #expect(
+            ServeCommand.companion("pushtrail-server", nextTo: pushtrail, path: onPath)
+                == dir.file("path1/pushtrail-server"))
         rmdir(dir.file("bin/pushtrail-server"))
 
         try Self.fakeServer(dir.file("bin/pushtrail-server"), record: "/dev/null")
-        #expect(ServeCommand.serverExecutable(nextTo: pushtrail, path: onPath) == dir.file("bin/pushtrail-server"))
-        #expect(ServeCommand.serverExecutable(nextTo: pushtrail, path: "") == dir.file("bin/pushtrail-server"))
+        #expect(
+            ServeCommand.companion("pushtrail-server", nextTo: pushtrail, path: onPath)
+                == dir.file("bin/pushtrail-server"))
+        #expect(
+            ServeCommand.companion("pushtrail-server", nextTo: pushtrail, path: "") == dir.file("bin/pushtrail-server"))
     }
 
     @Test("the running executable is this test runner, named by its real path")

@@ -184,7 +184,7 @@ struct ShowHeadStatsTests {
         #expect(
             Set(stats.keys) == [
                 "events", "by_type", "tasks", "threads", "users", "first_at", "last_at", "store_bytes", "format",
-                "dictionaries",
+                "dictionaries", "streams",
             ])
         // 224 events: too few to train a dictionary on, so records are whole (format 1).
         #expect(stats["format"]?.int == 1 && stats["dictionaries"]?.int == 0)

@@ -62,11 +62,17 @@ enum ServeCommand: Command {
 
     /// Replaces this process with `pushtrail-server`; returns only when it cannot.
     static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
-        guard let server = serverExecutable(nextTo: runningExecutable() ?? "", path: context.variable("PATH")) else {
-            throw CommandError.io(
-                "pushtrail-server is not installed next to pushtrail nor on PATH: run Scripts/install.sh")
+        try replaceProcess(
+            with: "pushtrail-server", serverArguments(store: context.storePath(arguments), options), context)
+    }
+
+    /// Replaces this process with the companion executable `name` (found as
+    /// `companion(_:nextTo:path:)` says), passing it `arguments`; returns only when it cannot.
+    static func replaceProcess(with name: String, _ arguments: [String], _ context: Context) throws -> Never {
+        guard let server = companion(name, nextTo: runningExecutable() ?? "", path: context.variable("PATH")) else {
+            throw CommandError.io("\(name) is not installed next to pushtrail nor on PATH: run Scripts/install.sh")
         }
-        let argv = [server] + serverArguments(store: context.storePath(arguments), options)
+        let argv = [server] + arguments
         try? context.stdout.flush()
         try? context.stderr.flush()
         // pushtrail ignores SIGPIPE, and an ignored signal stays ignored across exec: the
@@ -91,14 +97,15 @@ enum ServeCommand: Command {
         return out
     }
 
-    /// `pushtrail-server` in the directory of `executable` (the running pushtrail), else
-    /// the first on `path` (colon-separated, as for execvp); nil when neither has one.
-    static func serverExecutable(nextTo executable: String, path: String?) -> String? {
+    /// The executable `name` (`pushtrail-server`, `pushtrail-stream`) in the directory of
+    /// `executable` (the running pushtrail), else the first on `path` (colon-separated, as
+    /// for execvp); nil when neither has one.
+    static func companion(_ name: String, nextTo executable: String, path: String?) -> String? {
         if let slash = executable.lastIndex(of: "/") {
-            let candidate = String(executable[...slash]) + "pushtrail-server"
+            let candidate = String(executable[...slash]) + name
             if isExecutableFile(candidate) { return candidate }
         }
-        return Subprocess.find("pushtrail-server", path: path)
+        return Subprocess.find(name, path: path)
     }
 
     /// The running executable's path, links resolved (so a pushtrail reached through a

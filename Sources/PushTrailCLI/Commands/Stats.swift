@@ -30,23 +30,27 @@ enum StatsCommand: Command {
         }
         let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
         let types = EventType.allCases.map { "\(grouped(stats.byType[$0] ?? 0)) \($0.plural)" }.joined(separator: ", ")
-        let rows: [(String, String)] = [
-            ("events", "\(grouped(Int(stats.events))) (\(types))"),
-            ("tasks", grouped(stats.tasks)),
-            ("threads", grouped(stats.threads)),
-            ("users", grouped(stats.users)),
-            ("first at", stats.firstAt?.description ?? "-"),
-            ("last at", stats.lastAt?.description ?? "-"),
-            ("store", "\(IngestCommand.megabytes(bytes)) in \(store.path)"),
-            (
-                "format",
-                stats.dictionaries == 0
-                    ? "\(stats.format): records stored whole"
-                    : "\(stats.format): records compressed "
-                        + "(\(stats.dictionaries == 1 ? "1 dictionary" : "\(stats.dictionaries) dictionaries"))"
-            ),
-            ("head", "seq \(stats.head.seq) \(stats.head.hex)"),
-        ]
+        let rows: [(String, String)] =
+            [
+                ("events", "\(grouped(Int(stats.events))) (\(types))"),
+                ("tasks", grouped(stats.tasks)),
+                ("threads", grouped(stats.threads)),
+                ("users", grouped(stats.users)),
+                ("first at", stats.firstAt?.description ?? "-"),
+                ("last at", stats.lastAt?.description ?? "-"),
+                ("store", "\(IngestCommand.megabytes(bytes)) in \(store.path)"),
+                (
+                    "format",
+                    stats.dictionaries == 0
+                        ? "\(stats.format): records stored whole"
+                        : "\(stats.format): records compressed "
+                            + "(\(stats.dictionaries == 1 ? "1 dictionary" : "\(stats.dictionaries) dictionaries"))"
+                ),
+                ("head", "seq \(stats.head.seq) \(stats.head.hex)"),
+            ]
+            + stats.streams.map {
+                ("stream", "\($0.stream) partition \($0.partition) stored through sequence \($0.sequence)")
+            }
         for (k, v) in rows { context.stdout.line(style.bold(k.padding(9)) + " " + v) }
         return ExitStatus.success
     }

@@ -164,6 +164,16 @@ public enum Presentation {
             ("first_at", .string(stats.firstAt?.description)), ("last_at", .string(stats.lastAt?.description)),
             ("store_bytes", .int(storeBytes)),
             ("format", .int(Int64(stats.format))), ("dictionaries", .int(stats.dictionaries)),
+            (
+                "streams",
+                .array(
+                    stats.streams.map {
+                        .object([
+                            ("stream", .string($0.stream)), ("partition", .int(Int64($0.partition))),
+                            ("sequence", .uint($0.sequence)),
+                        ])
+                    })
+            ),
         ])
     }
 

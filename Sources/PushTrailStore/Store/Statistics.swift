@@ -13,6 +13,8 @@ public struct StoreStatistics: Sendable, Equatable {
     /// The store's format (docs/STORE.md) and how many compression dictionaries it holds.
     public var format: UInt32
     public var dictionaries: Int
+    /// Where the store stands in each stream partition it consumes (`consume`).
+    public var streams: [StreamPosition] = []
 }
 
 extension StoreReader {
@@ -32,6 +34,6 @@ extension StoreReader {
         return StoreStatistics(
             events: head.seq, byType: try counts(), tasks: try keyCount(.tasks), threads: try keyCount(.threads),
             users: try keyCount(.users), firstAt: first, lastAt: last, head: head, format: try format(),
-            dictionaries: try dictionaryNumbers().count)
+            dictionaries: try dictionaryNumbers().count, streams: try streamPositions())
     }
 }

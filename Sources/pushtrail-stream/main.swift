@@ -1,0 +1,9 @@
+import PushTrailStream
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+exit(StreamMain.run(Array(CommandLine.arguments.dropFirst())))
