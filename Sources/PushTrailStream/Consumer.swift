@@ -17,7 +17,7 @@ public final class Consumer {
     let stream: String
     let partitions: [Int]
     let appender: MessageAppender
-    private var subscriptions: [(partition: Int, subscription: OpaquePointer)] = []
+    private(set) var subscriptions: [(partition: Int, subscription: OpaquePointer)] = []
     /// The stream sequence each partition is stored through.
     public private(set) var positions: [Int: UInt64] = [:]
     /// Messages each partition still had after the last one fetched from it.
@@ -29,6 +29,12 @@ public final class Consumer {
 
     public private(set) var summary = IngestSummary()
 
+    /// The consumer sequence each partition's next message must carry: a consumer
+    /// numbers what it delivers 1, 2, 3…, and a gap means messages were lost on the way
+    /// (a connection dropped with them in flight), which acknowledging nothing would not
+    /// show otherwise.
+    private var nextDelivery: [Int: UInt64] = [:]
+
     public init(connection: JetStreamConnection, store: Store, stream: String, partitions: [Int]) throws {
         self.connection = connection
         self.store = store
@@ -38,35 +44,70 @@ public final class Consumer {
         try store.read { reader in
             for p in partitions { positions[p] = try reader.streamSequence(stream: stream, partition: p) }
         }
-        for p in partitions {
-            subscriptions.append((p, try connection.pullSubscribe(stream: stream, partition: p, after: positions[p]!)))
-        }
+        try resubscribe()
     }
 
-    deinit {
+    deinit { unsubscribe() }
+
+    private func unsubscribe() {
         for (_, s) in subscriptions {
             natsSubscription_Unsubscribe(s)
             natsSubscription_Destroy(s)
         }
+        subscriptions = []
     }
 
-    /// Takes what the partitions have (waiting up to `waitMilliseconds` on each that has
-    /// nothing), up to a batch, and commits it. The events stored, or nil when no
-    /// partition had anything.
+    /// New pull consumers for every partition, from after the positions the store holds:
+    /// what was fetched but not committed is fetched again.
+    public func resubscribe() throws {
+        unsubscribe()
+        for p in partitions {
+            subscriptions.append((p, try connection.pullSubscribe(stream: stream, partition: p, after: positions[p]!)))
+            nextDelivery[p] = 1
+        }
+    }
+
+    /// A partition's deliveries skipped a number: what was fetched is dropped.
+    struct Gap: Error {}
+
+    /// Takes what the partitions have (waiting up to `waitMilliseconds` in all for a
+    /// round in which none has anything), up to a batch, and commits it. The messages
+    /// stored, or nil when no partition had anything. When a partition's deliveries skip
+    /// a number, or fetching or committing fails, nothing of the batch is kept and every
+    /// partition is read again from the store's positions (the error, if any, is thrown).
     public func step(
+        waitMilliseconds: Int64, clock: @escaping () -> Timestamp, refused: (MessageAppender.Refusal) -> Void
+    ) throws -> Int? {
+        do {
+            return try take(waitMilliseconds: waitMilliseconds, clock: clock, refused: refused)
+        } catch is Gap {
+            try resubscribe()
+            return 0
+        } catch {
+            try? resubscribe()
+            throw error
+        }
+    }
+
+    private func take(
         waitMilliseconds: Int64, clock: @escaping () -> Timestamp, refused: (MessageAppender.Refusal) -> Void
     ) throws -> Int? {
         var messages: [MessageAppender.Message] = []
         var bytes = 0
         var reached: [Int: UInt64] = [:]
         var more = true
+        // One round's wait is shared by its partitions, so that idle ones do not each
+        // hold the batch (and a stop) back for the whole wait.
+        let wait = max(1, waitMilliseconds / Int64(max(subscriptions.count, 1)))
         while more && messages.count < batchEvents && bytes < batchBytes {
             more = false
             for (p, subscription) in subscriptions {
                 let room = min(1000, batchEvents - messages.count)
                 guard room > 0 else { break }
-                let fetched = try connection.fetch(subscription, count: room, waitMilliseconds: waitMilliseconds)
+                let fetched = try connection.fetch(subscription, count: room, waitMilliseconds: wait)
                 for m in fetched {
+                    guard m.delivery == nextDelivery[p] else { throw Gap() }
+                    nextDelivery[p] = m.delivery + 1
                     messages.append(MessageAppender.Message(data: m.data, label: "\(stream)/\(p)@\(m.sequence)"))
                     bytes += m.data.count
                     reached[p] = m.sequence
@@ -96,6 +137,8 @@ public final class Consumer {
 /// A message taken from a pull consumer.
 struct FetchedMessage {
     var sequence: UInt64
+    /// Its number among what its consumer delivered (1, 2, 3…).
+    var delivery: UInt64
     /// Messages left after this one for its consumer.
     var pending: UInt64
     var data: [UInt8]
@@ -142,8 +185,10 @@ extension JetStreamConnection {
             let data: [UInt8] =
                 length == 0
                 ? [] : Array(UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: length))
+            let m = meta!.pointee
             out.append(
-                FetchedMessage(sequence: meta!.pointee.Sequence.Stream, pending: meta!.pointee.NumPending, data: data))
+                FetchedMessage(
+                    sequence: m.Sequence.Stream, delivery: m.Sequence.Consumer, pending: m.NumPending, data: data))
         }
         return out
     }

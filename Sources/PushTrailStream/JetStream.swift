@@ -49,11 +49,32 @@ public final class JetStreamConnection: @unchecked Sendable {
     let acks = Publisher.Acks()
 
     /// Says what happened to the connection (one line each).
+    ///
+    /// libnats calls back on threads of its own, even after the connection is destroyed
+    /// (the callback is queued), so the connection hands it a reference it never takes
+    /// back: one small object per connection outlives it.
     final class ConnectionEvents: @unchecked Sendable {
-        let say: @Sendable (String) -> Void
-        /// Set before the connection is closed on purpose, which is no news.
-        var closing = false
-        init(_ say: @escaping @Sendable (String) -> Void) { self.say = say }
+        private let say: @Sendable (String) -> Void
+        private var lock = pthread_mutex_t()
+        private var closed = false
+        init(_ say: @escaping @Sendable (String) -> Void) {
+            self.say = say
+            pthread_mutex_init(&lock, nil)
+        }
+
+        /// The connection is being closed on purpose: that is no news.
+        func closing() {
+            pthread_mutex_lock(&lock)
+            closed = true
+            pthread_mutex_unlock(&lock)
+        }
+
+        func tell(_ line: String) {
+            pthread_mutex_lock(&lock)
+            let quiet = closed
+            pthread_mutex_unlock(&lock)
+            if !quiet { say(line) }
+        }
     }
 
     /// Connects to the first of `servers` that answers (each `nats://host:port`),
@@ -74,14 +95,14 @@ public final class JetStreamConnection: @unchecked Sendable {
         try check("options", natsOptions_SetTimeout(options, 2000))
         try check("options", natsOptions_SetMaxReconnect(options, -1))
         try check("options", natsOptions_SetReconnectWait(options, 500))
-        let closure = Unmanaged.passUnretained(events).toOpaque()
+        let closure = Unmanaged.passRetained(events).toOpaque()
         try check(
             "options",
             natsOptions_SetDisconnectedCB(
                 options,
                 { _, closure in
-                    let events = Unmanaged<ConnectionEvents>.fromOpaque(closure!).takeUnretainedValue()
-                    if !events.closing { events.say("lost the connection to NATS; reconnecting…") }
+                    Unmanaged<ConnectionEvents>.fromOpaque(closure!).takeUnretainedValue().tell(
+                        "lost the connection to NATS; reconnecting…")
                 }, closure))
         try check(
             "options",
@@ -91,7 +112,7 @@ public final class JetStreamConnection: @unchecked Sendable {
                     var url = [CChar](repeating: 0, count: 256)
                     _ = natsConnection_GetConnectedUrl(connection, &url, url.count)
                     let text = String(decoding: url.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                    Unmanaged<ConnectionEvents>.fromOpaque(closure!).takeUnretainedValue().say(
+                    Unmanaged<ConnectionEvents>.fromOpaque(closure!).takeUnretainedValue().tell(
                         "connected to NATS again at \(text)")
                 }, closure))
         var connection: OpaquePointer?
@@ -101,7 +122,9 @@ public final class JetStreamConnection: @unchecked Sendable {
         jsOptions.Wait = 10_000
         jsOptions.PublishAsync.MaxPending = 8192
         jsOptions.PublishAsync.StallWait = 30_000
-        jsOptions.PublishAsync.AckHandlerClosure = Unmanaged.passUnretained(acks).toOpaque()
+        // Retained for good, like `events`: an answer may still be handled while the
+        // context closes.
+        jsOptions.PublishAsync.AckHandlerClosure = Unmanaged.passRetained(acks).toOpaque()
         jsOptions.PublishAsync.AckHandler = { _, message, ack, failure, closure in
             let acks = Unmanaged<Publisher.Acks>.fromOpaque(closure!).takeUnretainedValue()
             acks.locked {
@@ -118,6 +141,7 @@ public final class JetStreamConnection: @unchecked Sendable {
         var context: OpaquePointer?
         let status = natsConnection_JetStream(&context, connection, &jsOptions)
         guard status == NATS_OK, let connection, let context else {
+            events.closing()
             natsConnection_Destroy(connection)
             try check("opening JetStream", status)
             throw NATSFailure(doing: "opening JetStream", status: status, detail: "")
@@ -127,7 +151,7 @@ public final class JetStreamConnection: @unchecked Sendable {
     }
 
     deinit {
-        events.closing = true
+        events.closing()
         jsCtx_Destroy(context)
         natsConnection_Destroy(connection)
     }

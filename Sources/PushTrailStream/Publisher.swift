@@ -61,6 +61,8 @@ public final class Publisher {
     /// Events that refer to a notification not seen yet (a delivery can come before
     /// it), by the notification's normalised id: published once it comes.
     private var waiting: [String: [(content: [UInt8], id: String, label: String)]] = [:]
+    /// The notifications waited for, in the order the first of their events came.
+    private var waitingOrder: [String] = []
     private var waitingCount = 0
     /// Events held back at most: past it, the oldest notification's are refused.
     static let maxWaiting = 100_000
@@ -98,15 +100,20 @@ public final class Publisher {
             try send(content, id: event.id, task: task)
             return []
         }
+        if waiting[key] == nil { waitingOrder.append(key) }
         waiting[key, default: []].append((content, event.id, label))
         waitingCount += 1
-        guard waitingCount > Publisher.maxWaiting, let oldest = waiting.keys.first else { return [] }
-        return refuse(oldest)
+        var refused: [(label: String, reason: String)] = []
+        while waitingCount > Publisher.maxWaiting, !waitingOrder.isEmpty {
+            refused += refuse(waitingOrder.removeFirst())
+        }
+        return refused
     }
 
     /// Refuses the events still waiting for their notification, at the end of the input.
     public func finish() throws -> [(label: String, reason: String)] {
-        let refused = waiting.keys.flatMap { refuse($0) }
+        let refused = waitingOrder.flatMap { refuse($0) }
+        waitingOrder = []
         try flush()
         return refused
     }

@@ -164,9 +164,11 @@ public enum StreamMain {
         }
         for (label, reason) in try publisher.finish() { say("\(label): \(reason)") }
         let s = publisher.summary
-        say(
-            "published \(s.published) of \(s.read) events to \(options.stream): \(s.stored) stored, "
-                + "\(s.duplicates) already there, \(s.rejected) rejected, \(s.failed) not acknowledged")
+        if !options.quiet || s.rejected > 0 || s.failed > 0 {
+            say(
+                "published \(s.published) of \(s.read) events to \(options.stream): \(s.stored) stored, "
+                    + "\(s.duplicates) already there, \(s.rejected) rejected, \(s.failed) not acknowledged")
+        }
         for failure in publisher.failures() { say("not acknowledged: \(failure)") }
         if s.failed > 0 { return 74 }
         return s.rejected > 0 ? 65 : 0
@@ -194,13 +196,26 @@ public enum StreamMain {
             connection: connection, store: store, stream: options.stream, partitions: partitions)
         let terminal = isatty(2) == 1 && !options.quiet
         var lastProgress = 0.0
+        var pause: UInt32 = 1
         while !stopRequested() {
-            let stored = try consumer.step(waitMilliseconds: options.drain ? 500 : 1000, clock: realtimeNow) { r in
-                say("\(r.label): \(r.reason)")
-                if rejectsFD >= 0 {
-                    let line = r.data + (r.data.last == 0x0A ? [] : [0x0A])
-                    _ = line.withUnsafeBytes { write(rejectsFD, $0.baseAddress, $0.count) }
+            let stored: Int?
+            do {
+                stored = try consumer.step(waitMilliseconds: options.drain ? 500 : 1000, clock: realtimeNow) { r in
+                    say("\(r.label): \(r.reason)")
+                    if rejectsFD >= 0 {
+                        let line = r.data + (r.data.last == 0x0A ? [] : [0x0A])
+                        _ = line.withUnsafeBytes { write(rejectsFD, $0.baseAddress, $0.count) }
+                    }
                 }
+                pause = 1
+            } catch let failure as NATSFailure {
+                // Nothing of the batch was kept; the partitions are read again from the
+                // store's positions once NATS answers.
+                say("\(failure); trying again in \(pause) s")
+                sleep(pause)
+                pause = min(pause * 2, 30)
+                try? consumer.resubscribe()
+                continue
             }
             if terminal, monotonicSeconds() - lastProgress > 1 {
                 lastProgress = monotonicSeconds()

@@ -73,6 +73,10 @@ extension Site {
           var keep = 200;
           var source = new EventSource(list.getAttribute("data-stream"));
           var after = Number(list.getAttribute("data-after")) || 0;
+          function segment(value) {
+            var text = String(value || "");
+            return /^[.]+$/.test(text) ? text.replace(/[.]/g, "%2E") : encodeURIComponent(text);
+          }
           function link(href, text) {
             var a = document.createElement("a");
             a.href = href;
@@ -90,11 +94,11 @@ extension Site {
             type.className = "type";
             type.textContent = " " + String(e.type || "event") + " ";
             li.appendChild(type);
-            li.appendChild(link("/events/" + encodeURIComponent(String(e.id || "")), String(e.id || "")));
+            li.appendChild(link("/events/" + segment(e.id), String(e.id || "")));
             var meta = document.createElement("span");
             meta.className = "meta";
             meta.appendChild(document.createTextNode(" #" + String(line.seq) + " · user "));
-            meta.appendChild(link("/users/" + encodeURIComponent(String(e.user || "")), String(e.user || "")));
+            meta.appendChild(link("/users/" + segment(e.user), String(e.user || "")));
             li.appendChild(meta);
             list.insertBefore(li, list.firstChild);
             while (list.children.length > keep) { list.removeChild(list.lastChild); }

@@ -45,8 +45,15 @@ public enum HTML {
     }
 
     /// A path and its query (`[(name, value)]`, nil values left out), each part encoded.
+    /// A segment of only dots (`.`, `..`) has them encoded too, or browsers would take it
+    /// for a step in the path.
     public static func url(_ segments: [String], _ query: [(String, String?)] = []) -> String {
-        var out = "/" + segments.map(percentEncoded).joined(separator: "/")
+        var out =
+            "/"
+            + segments.map { s in
+                !s.isEmpty && s.utf8.allSatisfy({ $0 == UInt8(ascii: ".") })
+                    ? String(repeating: "%2E", count: s.utf8.count) : percentEncoded(s)
+            }.joined(separator: "/")
         let pairs = query.compactMap { name, value in value.map { percentEncoded(name) + "=" + percentEncoded($0) } }
         if !pairs.isEmpty { out += "?" + pairs.joined(separator: "&") }
         return out

@@ -18,6 +18,7 @@ struct SiteTests {
         #expect(HTML.percentEncoded("a/b?c#d\"<> é") == "a%2Fb%3Fc%23d%22%3C%3E%20%C3%A9")
         #expect(HTML.url(["events", "x/../y"], [("at", "@5"), ("through", nil)]) == "/events/x%2F..%2Fy?at=%405")
         #expect(HTML.url([""]) == "/")
+        #expect(HTML.url(["users", ".."]) == "/users/%2E%2E" && HTML.url(["threads", "."]) == "/threads/%2E")
     }
 
     @Test("the sign-in form returns only to a path of this server")

@@ -177,6 +177,35 @@ struct JetStreamTests {
         }
     }
 
+    @Test(
+        "messages lost on the way are read again: a gap in deliveries drops the batch and resubscribes",
+        .enabled(if: NATSServer.installed))
+    func gap() throws {
+        let server = try NATSServer()
+        let lines = Array(Self.sampleLines.prefix(120))
+        _ = try publish(lines, to: server, partitions: 1)
+        try withTemporaryStores { store, _ in
+            let connection = try JetStreamConnection(servers: [server.url]) { _ in }
+            let consumer = try Consumer(
+                connection: connection, store: store, stream: EventSubjects.defaultStream, partitions: [0])
+            consumer.batchEvents = 10
+            #expect(
+                try consumer.step(waitMilliseconds: 300, clock: { Timestamp(microseconds: 1) }, refused: { _ in }) == 10
+            )
+            // Take 5 deliveries away, as a dropped connection would: the next step sees the gap.
+            let stolen = try connection.fetch(consumer.subscriptions[0].subscription, count: 5, waitMilliseconds: 300)
+            #expect(stolen.count == 5)
+            #expect(
+                try consumer.step(waitMilliseconds: 300, clock: { Timestamp(microseconds: 1) }, refused: { _ in }) == 0)
+            while try consumer.step(waitMilliseconds: 300, clock: { Timestamp(microseconds: 1) }, refused: { _ in })
+                != nil
+            {}
+            let stored = try store.read { try $0.head().seq }
+            #expect(stored == UInt64(lines.count) && consumer.summary.duplicates == 0)
+            #expect(try store.verify().ok)
+        }
+    }
+
     /// The ids of `partition`'s messages, in stream order.
     func streamIDs(_ server: NATSServer, partition: Int) throws -> [String] {
         let connection = try JetStreamConnection(servers: [server.url]) { _ in }
