@@ -33,6 +33,8 @@ if [ $# -eq 0 ]; then
     PUSHTRAIL_BATCH_EVENTS=8192 Scripts/crash-test.sh --points 20 --events 200000
     say "server crash safety: SIGKILL at 20 random moments while 8 clients POST batches…"
     Scripts/server-crash-test.sh --points 20
+    say "stream crash safety: SIGKILL of a JetStream consumer at 10 random moments, every message stored once…"
+    Scripts/stream-crash-test.sh --points 10 --events 40000
     # A fixed seed keeps CI's run repeatable; by hand, leave --seed out for new requests.
     say "hostile HTTP: 10,000 randomised and ~2,000 fixed hostile requests against pushtrail-server…"
     Scripts/hostile-test.sh --requests 10000 --seed 11

@@ -34,6 +34,8 @@ public final class Consumer {
     /// (a connection dropped with them in flight), which acknowledging nothing would not
     /// show otherwise.
     private var nextDelivery: [Int: UInt64] = [:]
+    /// The partition the next round starts from.
+    private var rotation = 0
 
     public init(connection: JetStreamConnection, store: Store, stream: String, partitions: [Int]) throws {
         self.connection = connection
@@ -95,16 +97,22 @@ public final class Consumer {
         var messages: [MessageAppender.Message] = []
         var bytes = 0
         var reached: [Int: UInt64] = [:]
-        var more = true
-        // One round's wait is shared by its partitions, so that idle ones do not each
-        // hold the batch (and a stop) back for the whole wait.
-        let wait = max(1, waitMilliseconds / Int64(max(subscriptions.count, 1)))
-        while more && messages.count < batchEvents && bytes < batchBytes {
-            more = false
-            for (p, subscription) in subscriptions {
+        // A quick round over the partitions first, starting from a different one each
+        // time so that none waits for the others' backlog; only when none had anything
+        // does a round wait, its wait shared by the partitions.
+        let count = subscriptions.count
+        let wait = max(1, waitMilliseconds / Int64(max(count, 1)))
+        var waited = false
+        rotation = (rotation + 1) % max(count, 1)
+        while messages.count < batchEvents && bytes < batchBytes {
+            var got = false
+            var full = false
+            for k in 0..<count {
+                let (p, subscription) = subscriptions[(rotation + k) % count]
                 let room = min(1000, batchEvents - messages.count)
                 guard room > 0 else { break }
-                let fetched = try connection.fetch(subscription, count: room, waitMilliseconds: wait)
+                let fetched = try connection.fetch(
+                    subscription, count: room, waitMilliseconds: messages.isEmpty && waited ? wait : 5)
                 for m in fetched {
                     guard m.delivery == nextDelivery[p] else { throw Gap() }
                     nextDelivery[p] = m.delivery + 1
@@ -113,7 +121,13 @@ public final class Consumer {
                     reached[p] = m.sequence
                     lag[p] = m.pending
                 }
-                if fetched.count == room { more = true }
+                got = got || !fetched.isEmpty
+                full = full || fetched.count == room
+            }
+            if got && !full { break }  // everything there was is taken
+            if !got {
+                if waited { break }
+                waited = true
             }
         }
         guard !messages.isEmpty else { return nil }

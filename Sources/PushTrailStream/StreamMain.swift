@@ -194,6 +194,10 @@ public enum StreamMain {
         try connection.ensureStream(options.stream, replicas: options.replicas)
         let consumer = try Consumer(
             connection: connection, store: store, stream: options.stream, partitions: partitions)
+        // As for ingest: smaller transactions, for crash tests that kill among many commits.
+        if let n = getenv("PUSHTRAIL_BATCH_EVENTS").flatMap({ Int(String(cString: $0)) }), n > 0 {
+            consumer.batchEvents = n
+        }
         let terminal = isatty(2) == 1 && !options.quiet
         var lastProgress = 0.0
         var pause: UInt32 = 1
