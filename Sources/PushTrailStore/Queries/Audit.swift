@@ -42,7 +42,11 @@ extension StoreReader {
             return true
         }
         guard !selected.isEmpty else { return [] }
-        let context = IndexedAuditContext(reader: self, horizon: query.until)
+        // One loader for the selection, its tasks' histories and the notifications they
+        // refer to: an event the selection already decoded is not decoded again.
+        let loader = EventLoader(reader: self, horizon: query.until)
+        loader.remember(Array(selected.values))
+        let context = IndexedAuditContext(loader: loader)
         var tasks = Set<Int64>()
         for loaded in selected.values {
             if let t = try loaded.event.taskID
@@ -53,7 +57,7 @@ extension StoreReader {
         }
         var all = selected
         for t in tasks {
-            for loaded in try taskEvents(t, horizon: query.until) where all[loaded.position] == nil {
+            for loaded in try taskEvents(t, loader) where all[loaded.position] == nil {
                 all[loaded.position] = loaded
             }
         }
