@@ -375,6 +375,19 @@ def busy_cpu():
     return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
 
 
+def wrk_summary(outp, failed, srv):
+    """The summary wrk-paths.lua printed into `outp`; stops the bench when there is none,
+    or when wrk counted an answer of 400 or more (`failed` says what they were)."""
+    with open(outp) as f:
+        lines = [l for l in f.read().split("\n") if l.startswith("PTBENCH ")]
+    if not lines:
+        die("wrk printed no summary (see %s)" % outp)
+    w = json.loads(lines[-1][len("PTBENCH "):])
+    if w["errors"]["status"]:
+        die("%d of %d %s (see %s)" % (w["errors"]["status"], w["requests"], failed, srv.logpath))
+    return w
+
+
 def http_get(port, path, token):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     try:
@@ -900,14 +913,7 @@ COMMIT;
                 got = sampler.finish()
                 cpu = srv.cpu() - c0
                 other = busy_cpu() - b0 - cpu - r.cpu
-                with open(outp) as f:
-                    lines = [l for l in f.read().split("\n") if l.startswith("PTBENCH ")]
-                if not lines:
-                    die("wrk printed no summary (see %s)" % outp)
-                w = json.loads(lines[-1][len("PTBENCH "):])
-                if w["errors"]["status"]:
-                    die("%d of %d %s answers were not 2xx (see %s)" % (
-                        w["errors"]["status"], w["requests"], name, srv.logpath))
+                w = wrk_summary(outp, "%s answers were not 2xx" % name, srv)
                 d, lat = q[name], w["latency_us"]
                 d["rps"].append(round(w["requests"] / (w["duration_us"] / 1e6), 1))
                 d["requests"].append(w["requests"])
@@ -975,14 +981,7 @@ COMMIT;
                 run(["wrk", "-t", "2", "-c", "8", "-d", "%ds" % self.a.server_seconds, "--latency", "-s", lua,
                      "http://127.0.0.1:%d" % srv.port], stdout=o, env=env, what="wrk")
             got = sampler.finish()
-            with open(outp) as f:
-                lines = [l for l in f.read().split("\n") if l.startswith("PTBENCH ")]
-            if not lines:
-                die("wrk printed no summary (see %s)" % outp)
-            w = json.loads(lines[-1][len("PTBENCH "):])
-            if w["errors"]["status"]:
-                die("%d of %d %s pages were not 2xx or 3xx (see %s)" % (
-                    w["errors"]["status"], w["requests"], name, srv.logpath))
+            w = wrk_summary(outp, "%s pages were not 2xx or 3xx" % name, srv)
             lat = w["latency_us"]
             pages[name] = {"paths": len(paths), "requests": w["requests"],
                            "rps": round(w["requests"] / (w["duration_us"] / 1e6), 1),

@@ -553,12 +553,7 @@ public enum Site {
     /// the form and links to the last day and week (a whole store's audit is `pushtrail
     /// audit`'s work, not a page's).
     public static func audit(_ reader: StoreReader, _ c: SiteContext) throws -> SitePage {
-        var query: LogQuery
-        do throws(LogQuery.Invalid) {
-            query = try LogQuery.parse({ c.value(String($0.map { $0 == "-" ? "_" : $0 })) }, now: c.now)
-        } catch {
-            throw SiteFailure(status: 400, message: error.description)
-        }
+        let query = try logQuery(c)
         var codes: [FindingCode] = []
         for text in (c.value("code") ?? "").split(separator: ",") {
             guard let code = FindingCode(rawValue: String(text)) else {
@@ -657,6 +652,15 @@ public enum Site {
         return page(title: "Audit", body: h.out, search: "", c)
     }
 
+    /// The `log` filters of the request (named as the command line's options, `_` for `-`).
+    static func logQuery(_ c: SiteContext) throws -> LogQuery {
+        do throws(LogQuery.Invalid) {
+            return try LogQuery.parse({ c.value(String($0.map { $0 == "-" ? "_" : $0 })) }, now: c.now)
+        } catch {
+            throw SiteFailure(status: 400, message: error.description)
+        }
+    }
+
     /// The audit's filters as the request gave them, for links.
     private static func filterParams(_ c: SiteContext) -> [(String, String?)] {
         ["user", "task", "thread", "since", "until"].map { ($0, c.value($0)) }
@@ -667,12 +671,7 @@ public enum Site {
     /// `/live?…log filters`: the newest events, then, where JavaScript runs, new ones
     /// as they arrive (the SSE stream); without it, a link that reloads the page.
     public static func live(_ reader: StoreReader, _ c: SiteContext) throws -> SitePage {
-        var query: LogQuery
-        do throws(LogQuery.Invalid) {
-            query = try LogQuery.parse({ c.value(String($0.map { $0 == "-" ? "_" : $0 })) }, now: c.now)
-        } catch {
-            throw SiteFailure(status: 400, message: error.description)
-        }
+        let query = try logQuery(c)
         var newest: [LoadedEvent] = []
         try reader.log(query, reverse: true) { loaded in
             newest.append(loaded)
