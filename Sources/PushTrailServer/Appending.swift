@@ -156,7 +156,7 @@ final class LoginUpload: HTTPUpload {
         }
         guard let secret = LoginUpload.field("token", in: body),
             let session = routes.access.openSession(secret: secret, now: routes.clock())
-        else { return Pages.login(failed: true) }
+        else { return Pages.login(failed: true, next: LoginUpload.field("next", in: body) ?? "/") }
         var cookie =
             "\(Access.cookieName)=\(session); Path=/; HttpOnly; SameSite=Strict; Max-Age=\(Access.sessionSeconds)"
         if request.isTLS { cookie += "; Secure" }

@@ -1,8 +1,8 @@
 import PushTrailStore
 import PushTrailWeb
 
-/// The few HTML pages the server itself draws: signing in and out, and the index of
-/// what it serves. No script, no asset from elsewhere, and a policy that allows none.
+/// The HTML the server draws itself: signing in and out, and the headers of every page
+/// (the support site's pages are `PushTrailWeb`'s). Nothing loads from elsewhere.
 enum Pages {
     /// Every HTML answer's headers: nothing may load from elsewhere, frame the page or
     /// run inline; only this server's stylesheet and script (`/assets/`) load. Pages

@@ -121,6 +121,9 @@ struct SiteTests {
         let page = try fixture.request("GET", "/users/u_alice?at=%4050")
         #expect(page.status == 401 && page.text.contains("name=\"next\" value=\"/users/u_alice?at=%4050\""))
         let form = ["Content-Type: application/x-www-form-urlencoded"]
+        let refused = try fixture.request(
+            "POST", "/login", headers: form, body: Array("token=pt_wrong&next=%2Fusers%2Fu_alice".utf8))
+        #expect(refused.status == 401 && refused.text.contains("name=\"next\" value=\"/users/u_alice\""))
         for (next, location) in [("%2Fusers%2Fu_alice", "/users/u_alice"), ("%2F%2Fevil.example%2F", "/")] {
             let login = try fixture.request(
                 "POST", "/login", headers: form, body: Array("token=\(secret)&next=\(next)".utf8))
