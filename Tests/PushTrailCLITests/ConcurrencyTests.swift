@@ -88,7 +88,10 @@ struct ConcurrencyTests {
             }
             writersDone = writers.allSatisfy { !$0.process.isRunning }
         }
-        for w in writers { #expect(try w.wait().status == 0) }
+        for w in writers {
+            let r = try w.wait()
+            #expect(r.status == 0, "a writer: \(r)")
+        }
         #expect(failures.isEmpty, "\(failures.prefix(3))")
         #expect(runs >= 2)
         let verify = try Binary.run(["--store", dir.store, "verify", "--json"])
