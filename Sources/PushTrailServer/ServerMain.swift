@@ -122,7 +122,7 @@ public enum ServerMain {
             say("\(error)")
             return 74
         }
-        let routes = Routes(store: store, clock: { realtimeNow() }, maxBody: maxBody)
+        let routes = Routes(store: store, clock: { WallClock.now() }, maxBody: maxBody)
         let tokens = routes.hasTokens
         if !tokens && !HTTPServer.isLoopback(host) {
             return usageError(
@@ -220,11 +220,5 @@ public enum ServerMain {
             if n <= 0 { return }
             offset += n
         }
-    }
-
-    static func realtimeNow() -> Timestamp {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Timestamp(microseconds: Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000)
     }
 }

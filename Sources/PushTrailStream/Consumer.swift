@@ -136,13 +136,7 @@ public final class Consumer {
         }
         let outcome = try appender.append(messages, positions: newPositions, recordedAt: clock)
         for p in newPositions { positions[p.partition] = p.sequence }
-        summary.read += outcome.summary.read
-        summary.appended += outcome.summary.appended
-        summary.duplicates += outcome.summary.duplicates
-        summary.conflicts += outcome.summary.conflicts
-        summary.rejected += outcome.summary.rejected
-        summary.firstSeq = summary.firstSeq ?? outcome.summary.firstSeq
-        summary.lastSeq = outcome.summary.lastSeq ?? summary.lastSeq
+        summary.add(outcome.summary)
         outcome.refusals.forEach(refused)
         return messages.count
     }

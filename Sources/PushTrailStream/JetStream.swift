@@ -1,4 +1,5 @@
 import CNats
+import PushTrailStore
 
 #if canImport(Glibc)
     import Glibc
@@ -55,25 +56,15 @@ public final class JetStreamConnection: @unchecked Sendable {
     /// back: one small object per connection outlives it.
     final class ConnectionEvents: @unchecked Sendable {
         private let say: @Sendable (String) -> Void
-        private var lock = pthread_mutex_t()
+        private let monitor = Monitor()
         private var closed = false
-        init(_ say: @escaping @Sendable (String) -> Void) {
-            self.say = say
-            pthread_mutex_init(&lock, nil)
-        }
+        init(_ say: @escaping @Sendable (String) -> Void) { self.say = say }
 
         /// The connection is being closed on purpose: that is no news.
-        func closing() {
-            pthread_mutex_lock(&lock)
-            closed = true
-            pthread_mutex_unlock(&lock)
-        }
+        func closing() { monitor.locked { closed = true } }
 
         func tell(_ line: String) {
-            pthread_mutex_lock(&lock)
-            let quiet = closed
-            pthread_mutex_unlock(&lock)
-            if !quiet { say(line) }
+            if !monitor.locked({ closed }) { say(line) }
         }
     }
 

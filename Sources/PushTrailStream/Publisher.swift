@@ -25,19 +25,12 @@ public final class Publisher {
 
     /// JetStream's answers to the messages in flight, counted on the library's thread.
     final class Acks: @unchecked Sendable {
-        private var lock = pthread_mutex_t()
+        private let monitor = Monitor()
         var stored = 0
         var duplicates = 0
         var failures: [String] = []
 
-        init() { pthread_mutex_init(&lock, nil) }
-        deinit { pthread_mutex_destroy(&lock) }
-
-        func locked<R>(_ body: () -> R) -> R {
-            pthread_mutex_lock(&lock)
-            defer { pthread_mutex_unlock(&lock) }
-            return body()
-        }
+        func locked<R>(_ body: () -> R) -> R { monitor.locked(body) }
     }
 
     /// What a run did.

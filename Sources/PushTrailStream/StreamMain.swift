@@ -204,7 +204,7 @@ public enum StreamMain {
         while !stopRequested() {
             let stored: Int?
             do {
-                stored = try consumer.step(waitMilliseconds: options.drain ? 500 : 1000, clock: realtimeNow) { r in
+                stored = try consumer.step(waitMilliseconds: options.drain ? 500 : 1000, clock: WallClock.now) { r in
                     say("\(r.label): \(r.reason)")
                     if rejectsFD >= 0 {
                         let line = r.data + (r.data.last == 0x0A ? [] : [0x0A])
@@ -242,12 +242,6 @@ public enum StreamMain {
     static func writeError(_ text: String) {
         var bytes = Array(text.utf8)
         _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
-    }
-
-    static func realtimeNow() -> Timestamp {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Timestamp(microseconds: Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000)
     }
 
     static func monotonicSeconds() -> Double {

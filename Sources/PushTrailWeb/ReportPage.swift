@@ -83,6 +83,14 @@ public enum TimelineText {
         }
     }
 
+    /// The event times are shown relative to by default: the last button press (what
+    /// support asks about: "I pressed complete and…"), else the last action, else the
+    /// last event.
+    public static func anchor(in events: [LoadedEvent]) -> LoadedEvent? {
+        events.last { $0.event.actionResponse.map { $0.action != .open && $0.action != .dismiss } ?? false }
+            ?? events.last { $0.event.type == .action } ?? events.last
+    }
+
     /// "3 days before the complete", or "← the complete" on the anchor itself.
     public static func relative(_ loaded: LoadedEvent, to anchor: LoadedEvent?) -> String? {
         guard let anchor else { return nil }

@@ -169,7 +169,7 @@ public enum Site {
             h.link(HTML.url(["users", id], asked + [("limit", String(all.count))]), "Show all")
             h.raw("</p>\n")
         }
-        findingsSummary(&h, entries)
+        Timeline.findingsAlert(&h, entries)
 
         // Devices: each token the user's events name, with its platform and when seen,
         // and the answer that declared it dead, if one of theirs did.
@@ -415,7 +415,7 @@ public enum Site {
         let members = entries.filter(\.member).map(\.loaded)
         let view = TimelineView(
             subject: subject, appName: names.ios, androidAppName: names.android,
-            anchor: try? anchor(in: members), token: { [c] in c.token($0) }, links: true)
+            anchor: TimelineText.anchor(in: members), token: { [c] in c.token($0) }, links: true)
         var h = HTMLBuilder()
         h.raw("<h1>")
         h.text(subject.prefix(1).uppercased() + subject.dropFirst())
@@ -437,13 +437,6 @@ public enum Site {
         h.link(json, json)
         h.raw("</p>\n")
         return page(title: subject, body: h.out, search: path[1], c)
-    }
-
-    /// The last press of the timeline (what support asks about), else its last action,
-    /// else its last event: the event times are shown relative to.
-    private static func anchor(in events: [LoadedEvent]) throws -> LoadedEvent? {
-        events.last { $0.event.actionResponse.map { $0.action != .open && $0.action != .dismiss } ?? false }
-            ?? events.last { $0.event.type == .action } ?? events.last
     }
 
     // MARK: - An event
@@ -594,8 +587,8 @@ public enum Site {
             }
             return page(title: "Audit", body: h.out, search: "", c)
         }
-        let findings = try reader.audit(query, codes: Set(codes))
-        let all = codes.isEmpty ? findings : try reader.audit(query)
+        let all = try reader.audit(query)
+        let findings = codes.isEmpty ? all : all.filter { codes.contains($0.code) }
         var counts: [FindingCode: Int] = [:]
         for f in all { counts[f.code, default: 0] += 1 }
         h.raw("<section aria-labelledby=\"counts\"><h2 id=\"counts\">Findings by code</h2>\n")
@@ -739,10 +732,6 @@ public enum Site {
         h.raw("<time datetime=\"\(HTML.escape(t.description))\">")
         h.text(t.description)
         h.raw("</time>")
-    }
-
-    private static func findingsSummary(_ h: inout HTMLBuilder, _ entries: [TimelineEntry]) {
-        Timeline.findingsAlert(&h, entries)
     }
 
     /// `at` (and `through`) of the request: a time, `@SEQ`, or a time pinned to `@SEQ`.

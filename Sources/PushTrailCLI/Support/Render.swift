@@ -80,8 +80,7 @@ enum Render {
             }
             return found
         }
-        return events.last { $0.event.actionResponse.map { $0.action != .open && $0.action != .dismiss } ?? false }
-            ?? events.last { $0.event.type == .action } ?? events.last
+        return TimelineText.anchor(in: events)
     }
 
     static let relativeToOption = OptionSpec.option(

@@ -24,6 +24,30 @@ public struct IngestSummary: Sendable, Equatable, Codable {
 
     public init() {}
 
+    /// Counts what an append did with one event (a conflict counts as a conflict only:
+    /// callers say whether it is also a rejected line).
+    mutating func count(_ outcome: AppendOutcome) {
+        switch outcome {
+        case .appended(let seq):
+            appended += 1
+            if firstSeq == nil { firstSeq = seq }
+            lastSeq = seq
+        case .duplicate: duplicates += 1
+        case .conflict: conflicts += 1
+        }
+    }
+
+    /// Adds what a later part of the same run did.
+    public mutating func add(_ later: IngestSummary) {
+        read += later.read
+        appended += later.appended
+        duplicates += later.duplicates
+        conflicts += later.conflicts
+        rejected += later.rejected
+        firstSeq = firstSeq ?? later.firstSeq
+        lastSeq = later.lastSeq ?? lastSeq
+    }
+
     enum CodingKeys: String, CodingKey {
         case read, appended, duplicates, conflicts, rejected
         case firstSeq = "first_seq"

@@ -78,15 +78,8 @@ public final class MessageAppender {
             return outcomes
         }
         for (i, result) in outcomes.enumerated() {
-            switch result {
-            case .appended(let seq):
-                outcome.summary.appended += 1
-                outcome.summary.firstSeq = outcome.summary.firstSeq ?? seq
-                outcome.summary.lastSeq = seq
-            case .duplicate:
-                outcome.summary.duplicates += 1
-            case .conflict(let seq):
-                outcome.summary.conflicts += 1
+            outcome.summary.count(result)
+            if case .conflict(let seq) = result {
                 outcome.summary.rejected += 1
                 let rejection = Ingest.conflict(pending[i], seq)
                 outcome.refusals.append(Refusal(label: labels[i], reason: rejection.reason, data: pending[i].raw))

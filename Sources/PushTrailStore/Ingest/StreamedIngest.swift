@@ -115,15 +115,8 @@ public final class StreamedIngest {
         // The conflicts take their place among the lines' rejections, in line order.
         var conflicts: [Rejection] = []
         for i in outcomes.indices {
-            switch outcomes[i] {
-            case .appended(let seq):
-                outcome.summary.appended += 1
-                if outcome.summary.firstSeq == nil { outcome.summary.firstSeq = seq }
-                outcome.summary.lastSeq = seq
-            case .duplicate:
-                outcome.summary.duplicates += 1
-            case .conflict(let seq):
-                outcome.summary.conflicts += 1
+            outcome.summary.count(outcomes[i])
+            if case .conflict(let seq) = outcomes[i] {
                 var rejection = Ingest.conflict(events[i], seq)
                 rejection.raw = []
                 conflicts.append(rejection)
