@@ -59,6 +59,11 @@ let package = Package(
             pkgConfig: "libnats",
             providers: [.apt(["libnats-dev"]), .brew(["cnats"])]
         ),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
+        ),
         .target(name: "LMDBKit", dependencies: ["CLMDB"], swiftSettings: leanModules),
         // Pure: events, their rules, time, the task fold and the audit. No LMDB and no
         // system library, so the compiler keeps I/O out of it.
@@ -91,6 +96,11 @@ let package = Package(
             name: "PushTrailStream", dependencies: ["PushTrailModel", "PushTrailStore", "CNats"],
             swiftSettings: leanModules),
         .executableTarget(name: "pushtrail-stream", dependencies: ["PushTrailStream"], swiftSettings: leanModules),
+        // An HTTP client over libcurl, for asking several `pushtrail serve` shards at once.
+        // Linked dynamically: Debian ships libcurl.a but not the archives of what it needs
+        // (nghttp2, librtmp, libssh2, libpsl, Kerberos, OpenLDAP), so neither `pushtrail`
+        // nor PushTrailCLI may depend on it: the command line stays a static executable.
+        .target(name: "PushTrailHTTPClient", dependencies: ["CCurl"], swiftSettings: leanModules),
         .executableTarget(
             name: "pushtrail-gen",
             swiftSettings: leanModules,
@@ -109,5 +119,6 @@ let package = Package(
         .testTarget(
             name: "PushTrailServerTests",
             dependencies: ["PushTrailServer", "PushTrailCLI", "PushTrailStore", "PushTrailModel", "PushTrailWeb"]),
+        .testTarget(name: "PushTrailHTTPClientTests", dependencies: ["PushTrailHTTPClient"]),
     ]
 )

@@ -30,15 +30,15 @@ need_packages() {
     fi
 }
 
-# The build needs LMDB's, OpenSSL's libcrypto, zstd's, libmicrohttpd's and libnats's headers,
-# and pkg-config to find them.
+# The build needs LMDB's, OpenSSL's libcrypto, zstd's, libmicrohttpd's, libnats's and libcurl's
+# headers, and pkg-config to find them.
 need_build_deps() {
     if [ "$(uname -s)" = Darwin ]; then
-        command -v pkg-config >/dev/null && pkg-config --exists lmdb libcrypto libzstd libmicrohttpd libnats && return 0
-        say "error: install the libraries with: brew install lmdb openssl@3 zstd libmicrohttpd cnats pkg-config"
+        command -v pkg-config >/dev/null && pkg-config --exists lmdb libcrypto libzstd libmicrohttpd libnats libcurl && return 0
+        say "error: install the libraries with: brew install lmdb openssl@3 zstd libmicrohttpd cnats curl pkg-config"
         return 1
     fi
-    need_packages pkg-config liblmdb-dev libssl-dev libzstd-dev libmicrohttpd-dev libnats-dev
+    need_packages pkg-config liblmdb-dev libssl-dev libzstd-dev libmicrohttpd-dev libnats-dev libcurl4-openssl-dev
 }
 
 need_swift() {
