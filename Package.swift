@@ -30,6 +30,7 @@ let package = Package(
         .executable(name: "pushtrail", targets: ["pushtrail"]),
         .executable(name: "pushtrail-server", targets: ["pushtrail-server"]),
         .executable(name: "pushtrail-stream", targets: ["pushtrail-stream"]),
+        .executable(name: "pushtrail-cluster", targets: ["pushtrail-cluster"]),
         .library(name: "PushTrailModel", targets: ["PushTrailModel"]),
         .library(name: "PushTrailStore", targets: ["PushTrailStore"]),
     ],
@@ -101,6 +102,11 @@ let package = Package(
         // (nghttp2, librtmp, libssh2, libpsl, Kerberos, OpenLDAP), so neither `pushtrail`
         // nor PushTrailCLI may depend on it: the command line stays a static executable.
         .target(name: "PushTrailHTTPClient", dependencies: ["CCurl"], swiftSettings: leanModules),
+        // The command line with that client: `pushtrail` runs it in its place for a
+        // cluster with shards behind `pushtrail serve`.
+        .executableTarget(
+            name: "pushtrail-cluster", dependencies: ["PushTrailCLI", "PushTrailHTTPClient"], swiftSettings: leanModules
+        ),
         .executableTarget(
             name: "pushtrail-gen",
             swiftSettings: leanModules,
@@ -118,7 +124,10 @@ let package = Package(
             name: "PushTrailStreamTests", dependencies: ["PushTrailStream", "PushTrailStore", "PushTrailModel"]),
         .testTarget(
             name: "PushTrailServerTests",
-            dependencies: ["PushTrailServer", "PushTrailCLI", "PushTrailStore", "PushTrailModel", "PushTrailWeb"]),
+            dependencies: [
+                "PushTrailServer", "PushTrailCLI", "PushTrailStore", "PushTrailModel", "PushTrailWeb",
+                "PushTrailHTTPClient",
+            ]),
         .testTarget(name: "PushTrailHTTPClientTests", dependencies: ["PushTrailHTTPClient"]),
     ]
 )

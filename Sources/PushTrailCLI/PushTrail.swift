@@ -37,6 +37,7 @@ public enum PushTrail {
     /// Runs `argv` (without the program name); returns the exit status.
     public static func main(_ argv: [String], context: Context) -> Int32 {
         Failure.installFaultHandler()
+        context.invocation = argv
         let status = dispatch(argv, context)
         do {
             try context.stdout.flush()

@@ -172,7 +172,30 @@ public final class Routes: @unchecked Sendable {
                 Presentation.stats(try store.read { try $0.statistics() }, storeBytes: Int64(store.fileBytes))
             }
         case 3 where v1 && parts[2] == "audit":
-            return json("/v1/audit") { [self] in try audit($0) }
+            return bookRoute("/v1/audit") { [self] request, book in
+                Routes.json(try audit(request, book: book), route: "/v1/audit")
+            }
+        case 3 where v1 && parts[2] == "timeline":
+            return bookRoute("/v1/timeline") { [self] request, book in
+                let question = ReadQuestion.timeline(
+                    try timelineSubject(request), try at(request), stateChanges: request.query["state_changes"] == "1")
+                return try answer(question, request, book: book, route: "/v1/timeline")
+            }
+        case 3 where v1 && parts[2] == "unregistered":
+            return Route(template: "/v1/unregistered", need: .read) { [self] request, _ in
+                .respond(try answer(.unregistered, request, book: nil, route: "/v1/unregistered"))
+            }
+        case 3 where v1 && parts[2] == "verify":
+            return Route(template: "/v1/verify", need: .read) { [self] request, _ in
+                .respond(try answer(.verify, request, book: nil, route: "/v1/verify"))
+            }
+        case 4 where v1 && parts[2] == "keys":
+            return Route(template: "/v1/keys/{kind}", need: .read) { [self] request, _ in
+                guard let kind = ReadQuestion.KeyKind(rawValue: parts[3]) else {
+                    throw Failure(404, "keys are users, threads or tasks, not \(MessageText.shown(parts[3]))")
+                }
+                return .respond(try answer(.keys(kind), request, book: nil, route: "/v1/keys/{kind}"))
+            }
         case 3 where v1 && parts[2] == "events":
             return Route(template: "/v1/events", need: .read, methods: ["GET", "HEAD", "POST"], postNeed: .append) {
                 [self] request, _ in
@@ -181,7 +204,9 @@ public final class Routes: @unchecked Sendable {
         case 3 where v1 && parts[2] == "stream":
             return Route(template: "/v1/stream", need: .read) { [self] request, _ in .respond(try stream(request)) }
         case 4 where v1 && parts[2] == "tasks" && !parts[3].isEmpty:
-            return json("/v1/tasks/{id}") { [self] in try task(parts[3], $0) }
+            return bookRoute("/v1/tasks/{id}") { [self] request, book in
+                Routes.json(try task(parts[3], request, book: book), route: "/v1/tasks/{id}")
+            }
         case 4 where v1 && parts[2] == "threads" && !parts[3].isEmpty:
             return json("/v1/threads/{id}") { [self] in try thread(parts[3], $0) }
         case 4 where v1 && parts[2] == "events" && !parts[3].isEmpty:
@@ -199,13 +224,13 @@ public final class Routes: @unchecked Sendable {
 
     // MARK: - Reading
 
-    func task(_ id: String, _ request: HTTPRequest) throws -> JSONValue {
+    func task(_ id: String, _ request: HTTPRequest, book: UnregistrationBook? = nil) throws -> JSONValue {
         guard let taskID = Int64(id) else {
             throw Failure(400, "a task id is an integer, not \(MessageText.shown(id))")
         }
         let horizon = try at(request)
         let tokens = mask(request)
-        return try report(horizon, missing: "no events for task \(taskID)") { reader in
+        return try report(horizon, missing: "no events for task \(taskID)", book: book) { reader in
             try reader.taskReport(taskID, horizon: horizon).map {
                 Presentation.task($0, asOf: Presentation.asOf(horizon, head: try reader.head().seq), tokens: tokens)
             }
@@ -224,7 +249,7 @@ public final class Routes: @unchecked Sendable {
 
     /// `audit --json` for the `log` filters (named as the command line's options, with
     /// `_` for `-`) and `code` (comma-separated): 200 whether or not there are findings.
-    func audit(_ request: HTTPRequest) throws -> JSONValue {
+    func audit(_ request: HTTPRequest, book: UnregistrationBook? = nil) throws -> JSONValue {
         let query = try filters(request)
         var codes = Set<FindingCode>()
         for c in (request.query["code"] ?? "").split(separator: ",") {
@@ -234,7 +259,11 @@ public final class Routes: @unchecked Sendable {
             }
             codes.insert(code)
         }
-        let findings = try store.read { try $0.audit(query, codes: codes) }
+        let findings = try store.read { plain in
+            var reader = plain
+            reader.unregistrations = book
+            return try reader.audit(query, codes: codes)
+        }
         return Presentation.audit(findings, tokens: mask(request))
     }
 
@@ -263,8 +292,16 @@ public final class Routes: @unchecked Sendable {
     }
 
     /// A report's JSON, or 404 saying what is missing (as the CLI says it).
-    func report(_ horizon: Horizon?, missing: String, _ build: (StoreReader) throws -> JSONValue?) throws -> JSONValue {
-        guard let value = try store.read(build) else {
+    func report(
+        _ horizon: Horizon?, missing: String, book: UnregistrationBook? = nil,
+        _ build: (StoreReader) throws -> JSONValue?
+    ) throws -> JSONValue {
+        let value = try store.read { plain in
+            var reader = plain
+            reader.unregistrations = book
+            return try build(reader)
+        }
+        guard let value else {
             throw Failure(404, missing + (horizon == nil ? "" : " at or before at"))
         }
         return value

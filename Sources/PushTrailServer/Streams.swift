@@ -64,17 +64,7 @@ extension Routes {
         }
         let seqs: [UInt64] = try store.read { reader in
             var found: [UInt64] = []
-            if let limit {
-                // The last N in timeline order: walk back from the newest.
-                if limit > 0 {
-                    try reader.log(query, reverse: true) {
-                        found.append($0.seq)
-                        return found.count < limit
-                    }
-                }
-                return reverse ? found : found.reversed()
-            }
-            try reader.log(query, reverse: reverse) {
+            try reader.log(query, limit: limit, reverse: reverse) {
                 found.append($0.seq)
                 return true
             }

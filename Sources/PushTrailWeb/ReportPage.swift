@@ -15,6 +15,8 @@ public struct ReportContent: Sendable {
     public var version: String
     public var entries: [TimelineEntry]
     public var view: TimelineView
+    /// Over a cluster: each shard's name and chain head (then `head` is not shown).
+    public var shardHeads: [(name: String, head: ChainHead)] = []
 
     public init(
         subject: String, query: String, asOf: String, head: ChainHead, storePath: String, madeAt: Timestamp,
@@ -50,8 +52,15 @@ public enum ReportPage {
         h.raw("</h1>\n<dl class=\"facts\">\n")
         h.fact("Query", code: c.query)
         h.fact("As of", c.asOf)
-        h.fact("Chain head", code: "@\(c.head.seq) \(c.head.hex)")
-        h.fact("Store", code: c.storePath)
+        if c.shardHeads.isEmpty {
+            h.fact("Chain head", code: "@\(c.head.seq) \(c.head.hex)")
+            h.fact("Store", code: c.storePath)
+        } else {
+            h.fact(
+                "Chain heads",
+                code: c.shardHeads.map { "\($0.name) @\($0.head.seq) \($0.head.hex)" }.joined(separator: "; "))
+            h.fact("Cluster", code: c.storePath)
+        }
         h.fact("Report made", c.madeAt.description)
         h.fact("Events", Timeline.counts(c.entries))
         if let anchor {
@@ -64,8 +73,12 @@ public enum ReportPage {
         Timeline.list(&h, c.entries, c.view)
         h.raw("</main>\n<footer>")
         h.text(
-            "Made by pushtrail \(c.version). Check the store with `pushtrail verify`; "
-                + "a chain head that differs from @\(c.head.seq) \(c.head.hex) means the log changed after this report."
+            c.shardHeads.isEmpty
+                ? "Made by pushtrail \(c.version). Check the store with `pushtrail verify`; "
+                    + "a chain head that differs from @\(c.head.seq) \(c.head.hex) means the log changed after this "
+                    + "report."
+                : "Made by pushtrail \(c.version). Check the shards with `pushtrail verify --cluster`; "
+                    + "a shard whose chain head differs from the one above means its log changed after this report."
         )
         h.raw("</footer>\n</body>\n</html>\n")
         return h.out

@@ -17,7 +17,16 @@ struct AccessTests {
         var method: String
         var path: String
         var body: String?
+        var contentType = "application/x-ndjson"
         var expected: [Caller: Int]
+
+        init(method: String, path: String, body: String? = nil, contentType: String? = nil, expected: [Caller: Int]) {
+            self.method = method
+            self.path = path
+            self.body = body
+            if let contentType { self.contentType = contentType }
+            self.expected = expected
+        }
     }
 
     static func readable(_ ok: Int = 200) -> [Caller: Int] {
@@ -77,6 +86,28 @@ struct AccessTests {
                 method: "GET", path: "/v1/tasks/1102?show_tokens=1",
                 expected: [.none: 401, .wrong: 401, .ingest: 403, .read: 403, .admin: 200]),
             Case(method: "DELETE", path: "/v1/head", expected: Self.readable(405)),
+            // What a cluster asks of a shard.
+            Case(method: "GET", path: "/v1/unregistered", expected: Self.readable()),
+            Case(method: "GET", path: "/v1/keys/users", expected: Self.readable()),
+            Case(method: "GET", path: "/v1/keys/nope", expected: Self.readable(404)),
+            Case(method: "GET", path: "/v1/verify", expected: Self.readable()),
+            Case(method: "GET", path: "/v1/timeline?thread=task-1102", expected: Self.readable()),
+            Case(method: "GET", path: "/v1/timeline", expected: Self.readable(400)),
+            Case(
+                method: "POST", path: "/v1/tasks/1102", body: #"{"unregistered":[]}"#, contentType: "application/json",
+                expected: Self.readable()),
+            Case(
+                method: "POST", path: "/v1/audit?user=u_dana", body: #"{"unregistered":[]}"#,
+                contentType: "application/json", expected: Self.readable()),
+            Case(
+                method: "POST", path: "/v1/timeline?task=1102", body: #"{"unregistered":[]}"#,
+                contentType: "application/json", expected: Self.readable()),
+            Case(
+                method: "POST", path: "/v1/tasks/1102", body: #"{"unregistered":[{"device_key":"zz"}]}"#,
+                contentType: "application/json", expected: Self.readable(400)),
+            Case(
+                method: "POST", path: "/v1/tasks/1102", body: #"{"unregistered":[]}"#, contentType: "text/plain",
+                expected: Self.readable(415)),
         ]
         for i in Caller.allCases.indices {
             cases.append(
@@ -87,7 +118,7 @@ struct AccessTests {
         var answers: [String] = []
         for c in cases {
             for caller in Caller.allCases {
-                var headers = c.body == nil ? [] : ["Content-Type: application/x-ndjson"]
+                var headers = c.body == nil ? [] : ["Content-Type: " + c.contentType]
                 if let secret = secrets[caller] { headers.append("Authorization: Bearer \(secret)") }
                 let answer = try fixture.request(
                     c.method, c.path, headers: headers, body: c.body.map { Array($0.utf8) })

@@ -13,7 +13,7 @@ enum AuditCommand: Command {
                 completion: .choices(FindingCode.allCases.map(\.rawValue)),
                 repeatable: true),
             OutputFormat.jsonFlag("print {\"findings\": […], \"counts\": {…}}"),
-        ],
+        ] + ClusterOptions.specs,
         discussion: """
             Codes: \(FindingCode.allCases.map(\.rawValue).joined(separator: ", ")).
             Filters select the events whose findings are reported; the task state behind
@@ -47,10 +47,20 @@ enum AuditCommand: Command {
     static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
         let q = options.query
         let codes = options.codes
+        let tokens = context.tokens(arguments)
+        if let cluster = try Cluster.named(by: arguments, context) {
+            try Cluster.refuseSequence(q.since, option: "since", command: "audit")
+            try Cluster.refuseSequence(q.until, option: "until", command: "audit")
+            let findings = try cluster.audit(q, codes: codes)
+            if options.json {
+                context.stdout.line(cluster.withMissing(Presentation.audit(findings, tokens: tokens)).serialized())
+                return findings.isEmpty ? ExitStatus.success : ExitStatus.notFound
+            }
+            return show(findings, asOf: cluster.asOf(nil), options, arguments, context)
+        }
         let store = try context.openStore(arguments, create: false)
         if !q.hasIndexedFilter { store.prefetch() }  // a walk over every event
         let progress = ProgressLine(context.stderr, enabled: !options.json)
-        let tokens = context.tokens(arguments)
         let (findings, head) = try store.read { reader in
             (
                 try reader.audit(q, codes: codes) { n in progress.update("audit: \(grouped(n)) events") },
@@ -58,31 +68,41 @@ enum AuditCommand: Command {
             )
         }
         progress.clear()
+        if options.json {
+            context.stdout.line(Presentation.audit(findings, tokens: tokens).serialized())
+            return findings.isEmpty ? ExitStatus.success : ExitStatus.notFound
+        }
+        return show(findings, asOf: "@\(head)", options, arguments, context)
+    }
+
+    /// Prints the findings for people: counts by code, then each code's findings.
+    static func show(
+        _ findings: [Finding], asOf: String, _ options: Options, _ arguments: Arguments, _ context: Context
+    )
+        -> Int32
+    {
+        let tokens = context.tokens(arguments)
         var counts: [FindingCode: Int] = [:]
         for f in findings { counts[f.code, default: 0] += 1 }
         let present = FindingCode.allCases.filter { counts[$0] != nil }
-        if options.json {
-            context.stdout.line(Presentation.audit(findings, tokens: tokens).serialized())
+        let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
+        if findings.isEmpty {
+            context.stdout.line(style.green("no findings") + " (as of \(asOf))")
         } else {
-            let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
-            if findings.isEmpty {
-                context.stdout.line(style.green("no findings") + " (as of @\(head))")
-            } else {
-                context.stdout.line(
-                    style.bold("\(grouped(findings.count)) finding\(findings.count == 1 ? "" : "s")")
-                        + " (as of @\(head))")
-                let width = (present.map(\.rawValue.count).max() ?? 0) + 2
-                for code in present {
-                    context.stdout.line("  " + code.rawValue.padding(width) + grouped(counts[code]!))
-                }
-                for code in present {
-                    context.stdout.line()
-                    context.stdout.line(style.yellow(code.rawValue) + " (\(counts[code]!))")
-                    for f in findings where f.code == code {
-                        context.stdout.wrappedLine(
-                            "  \(f.at)  " + style.dim("#\(f.seq)".padding(6)) + " " + f.message(tokens: tokens),
-                            indent: "        ")
-                    }
+            context.stdout.line(
+                style.bold("\(grouped(findings.count)) finding\(findings.count == 1 ? "" : "s")")
+                    + " (as of \(asOf))")
+            let width = (present.map(\.rawValue.count).max() ?? 0) + 2
+            for code in present {
+                context.stdout.line("  " + code.rawValue.padding(width) + grouped(counts[code]!))
+            }
+            for code in present {
+                context.stdout.line()
+                context.stdout.line(style.yellow(code.rawValue) + " (\(counts[code]!))")
+                for f in findings where f.code == code {
+                    context.stdout.wrappedLine(
+                        "  \(f.at)  " + style.dim("#\(f.seq)".padding(6)) + " " + f.message(tokens: tokens),
+                        indent: "        ")
                 }
             }
         }

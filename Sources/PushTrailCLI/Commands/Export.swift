@@ -45,7 +45,7 @@ enum ExportCommand: Command {
             .flag("all", "every notification of the thread or task, as numbered files in --dir"),
             .option("dir", "DIR", "the folder for --all (created 0700 if missing)", completion: .directory),
             .flag("force", "overwrite existing files"),
-        ],
+        ] + ClusterOptions.specs,
         operands: "EVENT_ID",
         discussion: """
             apns: "Simulator Target Bundle" first, then the payload's keys in their
@@ -172,47 +172,25 @@ enum ExportCommand: Command {
     static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
         let all = options.all
         let horizon = options.at
-        let store = try context.openStore(arguments, create: false)
-
         // Find the notification(s).
-        let (chosen, stem): ([LoadedEvent], String) = try store.read { reader in
-            if case .event(let id) = options.selection {
-                guard let seq = try reader.seq(forID: id), let stored = try reader.event(seq: seq) else {
-                    throw CommandError.notFound("no event \(id) in \(store.path)")
+        let (chosen, stem): ([LoadedEvent], String)
+        if let cluster = try Cluster.named(by: arguments, context) {
+            try Cluster.refuseSequence(horizon, option: "at", command: "export")
+            (chosen, stem) = try choose(options, in: cluster)
+        } else {
+            let store = try context.openStore(arguments, create: false)
+            (chosen, stem) = try store.read { reader in
+                try choose(options, storeName: store.path) { selection in
+                    switch selection {
+                    case .event(let id):
+                        return try reader.seq(forID: id).flatMap { try reader.event(seq: $0) }.map {
+                            [LoadedEvent(stored: $0, event: try $0.decode())]
+                        } ?? []
+                    case .thread(let thread): return try reader.threadEvents(thread, horizon: horizon)
+                    case .task(let taskID): return try reader.taskEvents(taskID, horizon: horizon)
+                    }
                 }
-                let event = try stored.decode()
-                guard event.type == .notification else {
-                    throw CommandError.notFound(
-                        "event \(id) is a\(event.type == .action ? "n" : "") \(event.type), not a notification: "
-                            + "only notifications export"
-                    )
-                }
-                let stem = ExportFormat.stem(of: event)
-                return ([LoadedEvent(stored: stored, event: event)], stem)
             }
-            let events: [LoadedEvent]
-            let stem: String
-            let what: String
-            switch options.selection {
-            case .thread(let thread):
-                events = try reader.threadEvents(thread, horizon: horizon)
-                (stem, what) = (thread, "thread \(thread)")
-            case .task(let taskID):
-                events = try reader.taskEvents(taskID, horizon: horizon)
-                (stem, what) = ("task-\(taskID)", "task \(taskID)")
-            case .event:
-                preconditionFailure("an event id was handled above")
-            }
-            let notifications = events.filter {
-                guard let n = $0.event.notification else { return false }
-                return options.platform.map { $0 == n.platform } ?? true
-            }
-            guard let last = notifications.last else {
-                let kind = options.platform.map { "\(PlatformOption.name($0)) notification" } ?? "notification"
-                throw CommandError.notFound(
-                    "no \(kind) for \(what)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
-            }
-            return (all ? notifications : [last], stem)
         }
 
         let formats = try chosen.map { try ExportCommand.format(of: $0, options) }
@@ -252,6 +230,58 @@ enum ExportCommand: Command {
             context.stderr.line("pushtrail: wrote \(output) (notification \(loaded.event.id), seq \(loaded.seq))")
         }
         return ExitStatus.success
+    }
+
+    /// The notification(s) `options` select among the events `events(selection)` finds,
+    /// and the stem of their file names; not found (exit 1) naming `storeName`.
+    static func choose(
+        _ options: Options, storeName: String, _ events: (Selection) throws -> [LoadedEvent]
+    ) throws -> ([LoadedEvent], String) {
+        let horizon = options.at
+        if case .event(let id) = options.selection {
+            guard let loaded = try events(options.selection).first else {
+                throw CommandError.notFound("no event \(id) in \(storeName)")
+            }
+            guard loaded.event.type == .notification else {
+                throw CommandError.notFound(
+                    "event \(id) is a\(loaded.event.type == .action ? "n" : "") \(loaded.event.type), "
+                        + "not a notification: "
+                        + "only notifications export"
+                )
+            }
+            return ([loaded], ExportFormat.stem(of: loaded.event))
+        }
+        let (stem, what): (String, String)
+        switch options.selection {
+        case .thread(let thread): (stem, what) = (thread, "thread \(thread)")
+        case .task(let taskID): (stem, what) = ("task-\(taskID)", "task \(taskID)")
+        case .event: preconditionFailure("an event id was handled above")
+        }
+        let notifications = try events(options.selection).filter {
+            guard let n = $0.event.notification else { return false }
+            return options.platform.map { $0 == n.platform } ?? true
+        }
+        guard let last = notifications.last else {
+            let kind = options.platform.map { "\(PlatformOption.name($0)) notification" } ?? "notification"
+            throw CommandError.notFound(
+                "no \(kind) for \(what)\(horizon == nil ? "" : " at or before --at") in \(storeName)")
+        }
+        return (options.all ? notifications : [last], stem)
+    }
+
+    /// `choose` over a cluster: an event from the shard holding it, a thread's or a
+    /// task's events from every shard, as `log` merges them.
+    static func choose(_ options: Options, in cluster: Cluster) throws -> ([LoadedEvent], String) {
+        try choose(options, storeName: cluster.path) { selection in
+            var query = LogQuery()
+            query.until = options.at
+            switch selection {
+            case .event(let id): return try cluster.show(id).map { [$0.loaded] } ?? []
+            case .thread(let thread): query.threadID = thread
+            case .task(let taskID): query.taskID = taskID
+            }
+            return try cluster.log(query, limit: nil, reverse: false).map(\.loaded)
+        }
     }
 
     /// `notification ID`, for messages.

@@ -22,7 +22,7 @@ enum LogCommand: Command {
             .flag("follow", short: "f", "keep printing events as they are appended, until interrupted"),
             OutputFormat.jsonFlag("one {\"seq\", \"recorded_at\", \"event\"} object per line"),
             OutputFormat.rawFlag("the events exactly as ingested (NDJSON, re-ingestible)"),
-        ],
+        ] + ClusterOptions.specs,
         discussion: """
             Filters combine (all must hold). No match is an empty answer with exit status 0.
             With -f, events appended by other processes are printed in append order as
@@ -58,28 +58,28 @@ enum LogCommand: Command {
         let q = options.query
         let limit = options.limit
         let reverse = options.reverse
-        let store = try context.openStore(arguments, create: false)
         let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
+        if let cluster = try Cluster.named(by: arguments, context) {
+            guard !options.follow else {
+                throw UsageError("-f follows one store; over a cluster, follow each shard's server", command: "log")
+            }
+            try Cluster.refuseSequence(q.since, option: "since", command: "log")
+            try Cluster.refuseSequence(q.until, option: "until", command: "log")
+            for (shard, loaded) in try cluster.log(q, limit: limit, reverse: reverse) {
+                emit(loaded, options.format, arguments, context, style, shard: cluster.file.shards[shard].name)
+                if context.stdout.brokenPipe { break }
+            }
+            return ExitStatus.success
+        }
+        let store = try context.openStore(arguments, create: false)
         let print = { (loaded: LoadedEvent) in emit(loaded, options.format, arguments, context, style) }
 
         var lastSeq: UInt64 = 0
         try store.read { reader in
             lastSeq = try reader.head().seq
-            if let limit {
-                // The last N in timeline order: walk back from the newest.
-                var found: [LoadedEvent] = []
-                if limit > 0 {
-                    try reader.log(q, reverse: true) {
-                        found.append($0)
-                        return found.count < limit
-                    }
-                }
-                for loaded in reverse ? found : found.reversed() { print(loaded) }
-            } else {
-                try reader.log(q, reverse: reverse) {
-                    print($0)
-                    return !context.stdout.brokenPipe
-                }
+            try reader.log(q, limit: limit, reverse: reverse) {
+                print($0)
+                return !context.stdout.brokenPipe
             }
         }
         try context.stdout.flush()
@@ -109,9 +109,11 @@ enum LogCommand: Command {
         return ExitStatus.success
     }
 
-    /// Prints one event in `format`; a human line names the device, masked unless `--show-tokens`.
+    /// Prints one event in `format`; a human line names the device, masked unless
+    /// `--show-tokens`. Over a cluster, each event names its `shard`.
     static func emit(
-        _ loaded: LoadedEvent, _ format: OutputFormat, _ arguments: Arguments, _ context: Context, _ style: Style
+        _ loaded: LoadedEvent, _ format: OutputFormat, _ arguments: Arguments, _ context: Context, _ style: Style,
+        shard: String? = nil
     ) {
         if format == .raw {
             context.stdout.write(bytes: loaded.stored.raw)
@@ -119,12 +121,14 @@ enum LogCommand: Command {
             return
         }
         if format == .json {
-            context.stdout.line(Presentation.logLine(loaded.stored).serialized())
+            var line = Presentation.logLine(loaded.stored)
+            if let shard, case .object(let members) = line { line = .object(members + [("shard", .string(shard))]) }
+            context.stdout.line(line.serialized())
             return
         }
         let e = loaded.event
         var line =
-            e.at.description + "  " + style.dim(("#" + String(loaded.seq)).padding(6)) + " "
+            e.at.description + "  " + style.dim(((shard ?? "") + "#" + String(loaded.seq)).padding(6)) + " "
             + Render.oneLine(e.user).padding(10)
         if let t = e.taskID { line += " " + ("task " + String(t)).padding(10) } else { line += "           " }
         line += " " + Render.headline(e, style: style)

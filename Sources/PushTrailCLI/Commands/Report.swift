@@ -29,7 +29,7 @@ enum ReportCommand: Command {
                 "the app name on the notification cards (default: the last part of the topic or Android package)"),
             Render.relativeToOption,
             .flag("force", "overwrite an existing file"),
-        ],
+        ] + ClusterOptions.specs,
         discussion: """
             The page holds everything it shows (no scripts, no external assets) and opens
             offline: each notification as an iOS banner with its category's buttons or as an
@@ -104,7 +104,8 @@ enum ReportCommand: Command {
     /// Writes the page (or prints it with `-o -`) and says where it went.
     static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
         let horizon = options.at
-        let store = try context.openStore(arguments, create: false)
+        let cluster = try Cluster.named(by: arguments, context)
+        try Cluster.refuseSequence(cluster == nil ? nil : horizon, option: "at", command: "report")
 
         let subject: String
         let stem: String
@@ -122,29 +123,57 @@ enum ReportCommand: Command {
         }
         if let at = options.atText { query += ["--at", at] }
 
-        let (entries, head) = try store.read { reader -> ([TimelineEntry], ChainHead) in
-            let members: [LoadedEvent]
+        let entries: [TimelineEntry]
+        let head: ChainHead
+        let storePath: String
+        var shardHeads: [(name: String, head: ChainHead)] = []
+        if let cluster {
+            let timelineSubject: TimelineSubject
             switch options.subject {
-            case .thread(let thread): members = try reader.threadEvents(thread, horizon: horizon)
-            case .task(let taskID): members = try reader.taskTimelineEvents(taskID, horizon: horizon)
-            case .user(let user, let since): members = try reader.userEvents(user, since: since, horizon: horizon)
+            case .thread(let thread): timelineSubject = .thread(thread)
+            case .task(let taskID): timelineSubject = .taskWithDeliveries(taskID)
+            case .user(let user, let since): timelineSubject = .user(user, since: since)
             }
-            guard !members.isEmpty else { return ([], try reader.head()) }
-            return (try reader.timeline(members, horizon: horizon, stateChanges: true), try reader.head())
+            entries = try cluster.timeline(
+                timelineSubject, horizon: horizon, stateChanges: true, book: try cluster.book()
+            )
+            .map(\.entry)
+            shardHeads = try cluster.perShard(.head).map {
+                (
+                    $0.name,
+                    ChainHead(seq: UInt64($0.int("seq") ?? 0), hash: SHA256.bytes(hex: $0.string("hash") ?? "") ?? [])
+                )
+            }
+            (head, storePath) = (.empty, cluster.path)
+        } else {
+            let store = try context.openStore(arguments, create: false)
+            (entries, head) = try store.read { reader -> ([TimelineEntry], ChainHead) in
+                let members: [LoadedEvent]
+                switch options.subject {
+                case .thread(let thread): members = try reader.threadEvents(thread, horizon: horizon)
+                case .task(let taskID): members = try reader.taskTimelineEvents(taskID, horizon: horizon)
+                case .user(let user, let since): members = try reader.userEvents(user, since: since, horizon: horizon)
+                }
+                guard !members.isEmpty else { return ([], try reader.head()) }
+                return (try reader.timeline(members, horizon: horizon, stateChanges: true), try reader.head())
+            }
+            storePath = store.path
         }
         guard !entries.isEmpty else {
             throw CommandError.notFound(
-                "no events for \(subject)\(horizon == nil ? "" : " at or before --at") in \(store.path)")
+                "no events for \(subject)\(horizon == nil ? "" : " at or before --at") in \(storePath)")
         }
         let names = TimelineView.appNames(entries, name: options.appName)
-        let content = ReportContent(
+        var content = ReportContent(
             subject: subject, query: query.map { Render.shellWord($0) }.joined(separator: " "),
-            asOf: Presentation.asOf(horizon, head: head.seq), head: head, storePath: store.path,
+            asOf: cluster?.asOf(horizon) ?? Presentation.asOf(horizon, head: head.seq), head: head,
+            storePath: storePath,
             madeAt: context.clock(), version: PushTrail.version, entries: entries,
             view: TimelineView(
                 subject: subject, appName: names.ios, androidAppName: names.android,
                 anchor: try Render.anchor(in: entries.filter(\.member).map(\.loaded), relativeTo: options.relativeTo),
                 token: { context.token($0, arguments) }, links: false))
+        content.shardHeads = shardHeads
         let page = Array(ReportPage.render(content).utf8)
 
         let output = options.output ?? SafeFileName.named(stem: stem, tail: "-report.html")

@@ -7,7 +7,8 @@ enum ShowCommand: Command {
         name: "show",
         summary: "Show one event in full: by id, or by @SEQ.",
         usage: ["show EVENT_ID [--json]", "show @SEQ [--json]"],
-        options: [OutputFormat.jsonFlag("print {\"seq\", \"recorded_at\", \"hash\", \"event\"}")],
+        options: [OutputFormat.jsonFlag("print {\"seq\", \"recorded_at\", \"hash\", \"event\"}")]
+            + ClusterOptions.specs,
         operands: "EVENT_ID | @SEQ")
 
     /// What `show` was asked for, checked before the store is opened.
@@ -28,6 +29,29 @@ enum ShowCommand: Command {
     /// Prints the event in full, with where it sits in its task's story.
     static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
         let target = options.target
+        if let cluster = try Cluster.named(by: arguments, context) {
+            guard !target.hasPrefix("@") else {
+                throw UsageError(
+                    "@SEQ names an event of one store; over a cluster, name the event by id", command: "show")
+            }
+            guard let (shard, loaded) = try cluster.show(target) else {
+                throw CommandError.notFound("no event \(target) in \(cluster.path)")
+            }
+            if options.json {
+                var value = Presentation.show(loaded.stored)
+                if case .object(let members) = value {
+                    value = .object(members + [("shard", .string(cluster.file.shards[shard].name))])
+                }
+                context.stdout.line(cluster.withMissing(value).serialized())
+                return ExitStatus.success
+            }
+            let book = try cluster.book()
+            let entry = try cluster.timeline(.event(target), horizon: nil, shards: [shard], book: book).first?.entry
+            let answeredBy = try loaded.event.delivery.flatMap { d in
+                try cluster.show(d.notificationID)?.loaded.event.notification?.platform
+            }
+            return try describe(loaded.stored, loaded.event, entry: entry, answeredBy: answeredBy, arguments, context)
+        }
         let store = try context.openStore(arguments, create: false)
         let found: StoredEvent? = try store.read { reader in
             if target.hasPrefix("@"), let seq = UInt64(target.dropFirst()) { return try reader.event(seq: seq) }
@@ -39,11 +63,6 @@ enum ShowCommand: Command {
             return ExitStatus.success
         }
         let event = try stored.decode()
-        let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
-        var rows: [(String, String)] = [
-            ("seq", String(stored.seq)), ("at", event.at.description), ("recorded", stored.recordedAt.description),
-            ("user", event.user), ("device", context.token(event.device, arguments)), ("hash", SHA256.hex(stored.hash)),
-        ]
         // Where the event sits in its task's story, and its findings: the same timeline
         // analysis `thread` runs, so a delivery's findings show too.
         // For a delivery, the service that answered: the one its notification went
@@ -55,6 +74,20 @@ enum ShowCommand: Command {
             }.flatMap { try? $0.decode().notification?.platform }
             return (entry, answeredBy)
         }
+        return try describe(stored, event, entry: entry, answeredBy: answeredBy, arguments, context)
+    }
+
+    /// Prints the event for people: its facts, its task's state after it, its findings
+    /// and its JSON.
+    static func describe(
+        _ stored: StoredEvent, _ event: Event, entry: TimelineEntry?, answeredBy: Platform?, _ arguments: Arguments,
+        _ context: Context
+    ) throws -> Int32 {
+        let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
+        var rows: [(String, String)] = [
+            ("seq", String(stored.seq)), ("at", event.at.description), ("recorded", stored.recordedAt.description),
+            ("user", event.user), ("device", context.token(event.device, arguments)), ("hash", SHA256.hex(stored.hash)),
+        ]
         if let entry, let taskID = entry.taskID {
             rows.append(("task", String(taskID)))
             if let state = entry.taskState {

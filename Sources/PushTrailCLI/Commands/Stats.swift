@@ -7,7 +7,7 @@ enum StatsCommand: Command {
         name: "stats",
         summary: "Count events by type, tasks, threads and users; the time span, the store's size and format.",
         usage: ["stats [--json]"],
-        options: [OutputFormat.jsonFlag("print the counts as JSON")])
+        options: [OutputFormat.jsonFlag("print the counts as JSON")] + ClusterOptions.specs)
 
     /// What `stats` was asked for: only the output format.
     struct Options: Sendable {
@@ -21,6 +21,16 @@ enum StatsCommand: Command {
 
     /// Prints what the store holds.
     static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
+        if let cluster = try Cluster.named(by: arguments, context) {
+            let stats = try cluster.stats()
+            if options.json {
+                context.stdout.line(stats.serialized())
+                return ExitStatus.success
+            }
+            let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
+            for (k, v) in cluster.statsRows(stats) { context.stdout.line(style.bold(k.padding(9)) + " " + v) }
+            return ExitStatus.success
+        }
         let store = try context.openStore(arguments, create: false)
         let stats = try store.read { try $0.statistics() }
         let bytes = store.fileBytes

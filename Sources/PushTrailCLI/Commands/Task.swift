@@ -11,7 +11,7 @@ enum TaskCommand: Command {
             AsOfOption.spec,
             OutputFormat.jsonFlag("print the JSON (docs/COMMANDS.md)"),
             Render.relativeToOption,
-        ],
+        ] + ClusterOptions.specs,
         operands: "TASK_ID",
         discussion: """
             The state is the fold of the task's accepted actions in (at, seq) order; fields
@@ -41,11 +41,35 @@ enum TaskCommand: Command {
     /// Prints the task's state and fields as of `--at`, and the history behind them.
     static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
         let taskID = options.taskID
+        if let cluster = try Cluster.named(by: arguments, context) {
+            try Cluster.refuseSequence(options.at, option: "at", command: "task")
+            let missing =
+                "no events for task \(taskID)\(options.at == nil ? "" : " at or before --at") in \(cluster.path)"
+            if options.json {
+                guard let answer = try cluster.task(taskID, horizon: options.at) else {
+                    throw CommandError.notFound(missing)
+                }
+                context.stdout.line(answer.serialized())
+                return ExitStatus.success
+            }
+            guard let (report, asOf) = try cluster.taskReport(taskID, horizon: options.at) else {
+                throw CommandError.notFound(missing)
+            }
+            return try show(report, asOf: asOf, options, arguments, context)
+        }
         let (report, asOf) = try context.asOfReport(
             arguments, horizon: options.at, missing: "no events for task \(taskID)"
         ) {
             try $0.taskReport(taskID, horizon: $1)
         }
+        return try show(report, asOf: asOf, options, arguments, context)
+    }
+
+    /// Prints `report` as `--json` or for people.
+    static func show(
+        _ report: TaskReport, asOf: String, _ options: Options, _ arguments: Arguments, _ context: Context
+    ) throws -> Int32 {
+        let taskID = options.taskID
         if options.json {
             context.stdout.line(Presentation.task(report, asOf: asOf, tokens: context.tokens(arguments)).serialized())
             return ExitStatus.success

@@ -14,7 +14,7 @@ enum ThreadCommand: Command {
             AsOfOption.spec,
             OutputFormat.jsonFlag("print the JSON (docs/COMMANDS.md)"),
             Render.relativeToOption,
-        ],
+        ] + ClusterOptions.specs,
         operands: "THREAD_ID",
         discussion: """
             A thread holds the notifications with that thread id (iOS aps.thread-id, Android
@@ -46,11 +46,39 @@ enum ThreadCommand: Command {
     /// Prints the thread's events as of `--at`, with the task's state after each.
     static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
         let threadID = options.threadID
+        if let cluster = try Cluster.named(by: arguments, context) {
+            try Cluster.refuseSequence(options.at, option: "at", command: "thread")
+            guard let report = try cluster.threadReport(threadID, horizon: options.at) else {
+                throw CommandError.notFound(
+                    "no thread \(Render.oneLine(threadID))\(options.at == nil ? "" : " at or before --at") "
+                        + "in \(cluster.path)"
+                )
+            }
+            let asOf = cluster.asOf(options.at)
+            if options.json {
+                let value = Presentation.thread(report, asOf: asOf, tokens: context.tokens(arguments))
+                context.stdout.line(cluster.withMissing(value).serialized())
+                return ExitStatus.success
+            }
+            return try show(report, asOf: asOf, options, arguments, context)
+        }
         let (report, asOf) = try context.asOfReport(
             arguments, horizon: options.at, missing: "no thread \(Render.oneLine(threadID))"
         ) {
             try $0.threadReport(threadID, horizon: $1)
         }
+        if options.json {
+            context.stdout.line(Presentation.thread(report, asOf: asOf, tokens: context.tokens(arguments)).serialized())
+            return ExitStatus.success
+        }
+        return try show(report, asOf: asOf, options, arguments, context)
+    }
+
+    /// Prints `report` for people.
+    static func show(
+        _ report: ThreadReport, asOf: String, _ options: Options, _ arguments: Arguments, _ context: Context
+    ) throws -> Int32 {
+        let threadID = options.threadID
         if options.json {
             context.stdout.line(Presentation.thread(report, asOf: asOf, tokens: context.tokens(arguments)).serialized())
             return ExitStatus.success

@@ -7,7 +7,12 @@ enum VerifyCommand: Command {
         name: "verify",
         summary: "Recompute the hash chain and check every index against the events.",
         usage: ["verify [--json]"],
-        options: [OutputFormat.jsonFlag("print {\"ok\", \"events\", \"head\"} (+ first_bad_seq, reason)")],
+        options: [
+            OutputFormat.jsonFlag(
+                "print {\"ok\", \"events\", \"head\"} (+ first_bad_seq, reason); "
+                    + "over a cluster {\"ok\", \"shards\": […]}"
+            )
+        ] + ClusterOptions.specs,
         discussion: """
             Exit status 0 when the log is intact, 1 naming the first bad seq when an event
             was changed, removed or reordered, or an index disagrees with the events.
@@ -25,6 +30,30 @@ enum VerifyCommand: Command {
 
     /// Recomputes the chain and checks the indexes; exit 1 naming the first bad seq.
     static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
+        if let cluster = try Cluster.named(by: arguments, context) {
+            let reports = try cluster.perShard(.verify)
+            let ok = reports.allSatisfy { $0.bool("ok") == true } && cluster.missing.isEmpty
+            if options.json {
+                let shards = reports.map { JSONValue.object([("shard", .string($0.name))] + $0.members) }
+                context.stdout.line(
+                    cluster.withMissing(.object([("ok", .bool(ok)), ("shards", .array(shards))])).serialized())
+            } else {
+                let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
+                let width = reports.map(\.name.count).max() ?? 0
+                for r in reports {
+                    context.stdout.line(
+                        r.name.padding(width) + "  "
+                            + (r.bool("ok") == true
+                                ? style.green("ok")
+                                    + ": \(grouped(Int(r.int("events") ?? 0))) events, chain and indexes intact"
+                                : style.red("FAILED")
+                                    + " at seq \(r.int("first_bad_seq") ?? 0): "
+                                    + (r.string("reason") ?? "unknown problem"))
+                    )
+                }
+            }
+            return ok ? ExitStatus.success : ExitStatus.notFound
+        }
         let store = try context.openStore(arguments, create: false)
         store.prefetch()  // verify reads every page
         let progress = ProgressLine(context.stderr, enabled: !options.json)
@@ -33,15 +62,7 @@ enum VerifyCommand: Command {
         progress.clear()
         let seconds = Double(WallClock.now().microseconds - started.microseconds) / 1e6
         if options.json {
-            var members: [(String, JSONValue)] = [
-                ("ok", .bool(report.ok)), ("events", .uint(report.events)),
-                ("head", .object([("seq", .uint(report.head.seq)), ("hash", .string(report.head.hex))])),
-            ]
-            if !report.ok {
-                members.append(("first_bad_seq", .uint(report.firstBadSeq)))
-                members.append(("reason", .string(report.problem)))
-            }
-            context.stdout.line(JSONValue.object(members).serialized())
+            context.stdout.line(Presentation.verify(report).serialized())
         } else {
             let style = context.style(for: context.stdout, disabled: arguments.flag("no-color"))
             if report.ok {

@@ -130,6 +130,11 @@ public final class Context: @unchecked Sendable {
     public let clock: @Sendable () -> Timestamp
     /// Whether standard input is a terminal (then `ingest` with no files says how to use it).
     public let stdinIsTerminal: Bool
+    /// How shards behind `pushtrail serve` are reached (`pushtrail-cluster` sets it);
+    /// nil in the static `pushtrail`, which hands such a cluster to that companion.
+    public var remote: (any RemoteTransport)?
+    /// The command line this run was given (without the program name), to hand on.
+    var invocation: [String] = []
 
     public init(
         stdout: OutputStream, stderr: OutputStream, environment: [String: String],

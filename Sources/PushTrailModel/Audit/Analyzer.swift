@@ -75,12 +75,17 @@ public struct Finding: Equatable, Sendable {
         case notificationMessage(blocks: [String], buttons: [String])
         /// Android: data entries FCM refuses or drops.
         case invalidData([DataProblem])
+        /// A finding another store made (a shard of a cluster): its message as that
+        /// store wrote it, device tokens already shown as asked.
+        case stated(String)
     }
 
     /// The finding in one line, device tokens as `tokens` shows them.
     public func message(tokens: (String) -> String) -> String {
         let short = Finding.short
         switch evidence {
+        case .stated(let message):
+            return message
         case .sentAfterDelete(let taskID, let deletion):
             return "notification \(short(id)) was sent for task \(taskID), which was deleted\(Finding.by(deletion))"
         case .categoryForState(let category, let taskID, let state, let since, let expected):

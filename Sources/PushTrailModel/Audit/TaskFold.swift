@@ -90,6 +90,12 @@ public struct Transition: Equatable, Sendable {
     public var to: TaskState
     /// An accepted action that the state machine does not allow from `from`.
     public var invalid: Bool
+
+    public init(from: TaskState, to: TaskState, invalid: Bool) {
+        self.from = from
+        self.to = to
+        self.invalid = invalid
+    }
 }
 
 /// The task state machine as a pure fold: `apply` one event at a time, in (at, seq)

@@ -141,3 +141,22 @@ public enum WallClock {
         return Timestamp(microseconds: Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000)
     }
 }
+
+/// Runs each job on a thread of its own (the first on the calling thread) and returns
+/// their results in order, once all have ended: for the few slow, independent waits of
+/// a question put to several shards at once.
+public func inParallel<T: Sendable>(_ jobs: [@Sendable () throws -> T]) -> [Result<T, any Error>] {
+    let boxes = jobs.map { _ in ResultBox<T>() }
+    let threads = zip(jobs, boxes).dropFirst().map { job, box in
+        WorkerThread { box.result = Result { try job() } }
+    }
+    for t in threads { t.start() }
+    if let first = jobs.first { boxes[0].result = Result { try first() } }
+    for t in threads { t.join() }
+    return boxes.map { $0.result! }
+}
+
+/// A result one thread writes and another reads after joining it.
+private final class ResultBox<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
+}

@@ -196,4 +196,41 @@ public enum Presentation {
         }
         return .object(fields)
     }
+
+    /// `verify --json`.
+    public static func verify(_ report: VerifyReport) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("ok", .bool(report.ok)), ("events", .uint(report.events)),
+            ("head", .object([("seq", .uint(report.head.seq)), ("hash", .string(report.head.hex))])),
+        ]
+        if !report.ok {
+            members.append(("first_bad_seq", .uint(report.firstBadSeq)))
+            members.append(("reason", .string(report.problem)))
+        }
+        return .object(members)
+    }
+
+    /// A store's book of dead devices, as a cluster gathers it (`/v1/unregistered`) and
+    /// hands it back to each shard with a question (see `UnregistrationBook`). `at_us`
+    /// is the declaration's time in microseconds, exact, for ordering.
+    public static func unregistrations(_ book: UnregistrationBook) -> JSONValue {
+        .object([
+            (
+                "unregistered",
+                .array(
+                    book.entries.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { key, u in
+                        .object([
+                            ("device_key", .string(SHA256.hex(key))), ("id", .string(u.deliveryID)),
+                            ("seq", .uint(u.seq)), ("at_us", .int(u.at.microseconds)),
+                            ("status", .int(Int64(u.status))), ("reason", .string(u.reason)),
+                        ])
+                    })
+            )
+        ])
+    }
+
+    /// Digests of a store's users or threads (`StoreReader.keyDigests`), as hex.
+    public static func keyDigests(_ digests: [[UInt8]]) -> JSONValue {
+        .object([("keys", .array(digests.map { .string(SHA256.hex($0)) }))])
+    }
 }

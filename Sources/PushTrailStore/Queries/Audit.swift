@@ -107,6 +107,7 @@ final class StreamingAuditContext: AuditContext {
     }
 
     func unregistration(device: String, before position: Position) throws -> Unregistration? {
+        if let book = reader.unregistrations { return book.unregistration(device: device, before: position) }
         guard let u = unregistered[device], u.at < position.at else { return nil }
         return u
     }

@@ -67,6 +67,22 @@ public struct LogQuery: Sendable {
 }
 
 extension StoreReader {
+    /// `log`'s selection: the events matching `query` in timeline order (newest first
+    /// with `reverse`), or with `limit` only the last N of them, passed to `body` until
+    /// it returns false.
+    public func log(_ query: LogQuery, limit: Int?, reverse: Bool, _ body: (LoadedEvent) throws -> Bool) throws {
+        guard let limit else { return try log(query, reverse: reverse, body) }
+        // The last N in timeline order: walk back from the newest.
+        var found: [LoadedEvent] = []
+        if limit > 0 {
+            try log(query, reverse: true) {
+                found.append($0)
+                return found.count < limit
+            }
+        }
+        for loaded in reverse ? found : found.reversed() where try !body(loaded) { return }
+    }
+
     /// Calls `body` with each event matching `query`, in timeline order (or newest
     /// first with `reverse`), until it returns false.
     ///

@@ -23,6 +23,13 @@ public struct HistoryEntry: Sendable {
     public var from: TaskState
     public var to: TaskState
     public var findings: [Finding]
+
+    public init(loaded: LoadedEvent, from: TaskState, to: TaskState, findings: [Finding]) {
+        self.loaded = loaded
+        self.from = from
+        self.to = to
+        self.findings = findings
+    }
 }
 
 /// A task rebuilt from its events as of a horizon.
@@ -30,6 +37,12 @@ public struct TaskReport: Sendable {
     public var taskID: Int64
     public var snapshot: TaskSnapshot
     public var history: [HistoryEntry]
+
+    public init(taskID: Int64, snapshot: TaskSnapshot, history: [HistoryEntry]) {
+        self.taskID = taskID
+        self.snapshot = snapshot
+        self.history = history
+    }
 }
 
 /// One event of a timeline (a thread, a task, a user's events) with the state of its
@@ -43,12 +56,29 @@ public struct TimelineEntry: Sendable {
     /// False for an event outside the selection that is listed only because it moved
     /// its task's state (see `timeline(_:stateChanges:)`).
     public var member = true
+
+    public init(
+        loaded: LoadedEvent, taskID: Int64?, taskState: TaskState?, transition: Transition?, findings: [Finding],
+        member: Bool = true
+    ) {
+        self.loaded = loaded
+        self.taskID = taskID
+        self.taskState = taskState
+        self.transition = transition
+        self.findings = findings
+        self.member = member
+    }
 }
 
 /// A thread's timeline as of a horizon.
 public struct ThreadReport: Sendable {
     public var threadID: String
     public var entries: [TimelineEntry]
+
+    public init(threadID: String, entries: [TimelineEntry]) {
+        self.threadID = threadID
+        self.entries = entries
+    }
 }
 
 extension StoreReader {
@@ -404,6 +434,7 @@ public final class IndexedAuditContext: AuditContext {
     }
 
     public func unregistration(device: String, before position: Position) throws -> Unregistration? {
+        if let book = loader.reader.unregistrations { return book.unregistration(device: device, before: position) }
         let slot: Int
         if let known = devices.slot(of: device) {
             slot = known

@@ -538,6 +538,11 @@ public struct ChainHead: Equatable, Sendable {
 
     public static let empty = ChainHead(seq: 0, hash: [UInt8](repeating: 0, count: 32))
 
+    public init(seq: UInt64, hash: [UInt8]) {
+        self.seq = seq
+        self.hash = hash
+    }
+
     public var hex: String { SHA256.hex(hash) }
 }
 
@@ -552,6 +557,16 @@ public struct StoredEvent: Sendable {
     public var raw: [UInt8]
 
     public var position: Position { Position(at: at, seq: seq) }
+
+    /// An event as another store holds it (a shard of a cluster answering over HTTP).
+    public init(seq: UInt64, type: EventType, recordedAt: Timestamp, at: Timestamp, hash: [UInt8], raw: [UInt8]) {
+        self.seq = seq
+        self.type = type
+        self.recordedAt = recordedAt
+        self.at = at
+        self.hash = hash
+        self.raw = raw
+    }
 
     /// Decodes the raw event; a stored event that no longer decodes is damaged.
     public func decode() throws -> Event {
@@ -574,6 +589,9 @@ public struct StoredEvent: Sendable {
 public struct StoreReader {
     let store: Store
     let txn: Transaction
+    /// A cluster's merged book of dead devices: when set, `sent_after_unregistered`
+    /// consults it instead of this store's own deliveries (see `UnregistrationBook`).
+    public var unregistrations: UnregistrationBook?
 
     /// The chain head as of this snapshot.
     public func head() throws -> ChainHead {
@@ -785,6 +803,28 @@ public struct StoreReader {
             }
         }
         return n
+    }
+
+    /// The first 16 bytes of the SHA-256 of each key of `index`, ascending: a shard's
+    /// users or threads, comparable with another shard's without naming anyone.
+    public func keyDigests(_ index: Layout.Index) throws -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        func collect(_ db: Database) throws {
+            try txn.withCursor(db) { cursor in
+                var entry = try cursor.first()
+                while let (key, _) = entry {
+                    out.append(Array(SHA256.digest(key).prefix(16)))
+                    entry = try cursor.nextKey()
+                }
+            }
+        }
+        try collect(store.indexes[index])
+        if let recent = store.recent?[index] { try collect(recent) }
+        out.sort { $0.lexicographicallyPrecedes($1) }
+        var unique: [[UInt8]] = []
+        unique.reserveCapacity(out.count)
+        for d in out where d != unique.last { unique.append(d) }
+        return unique
     }
 
     /// Calls `body` with every stored event in seq order from `seq`, until it returns false.

@@ -1,0 +1,238 @@
+import PushTrailModel
+import PushTrailStore
+
+/// The options of the commands that read over a cluster.
+enum ClusterOptions {
+    static let specs: [OptionSpec] = [
+        .option(
+            "cluster", "FILE", "answer over every shard of this cluster (default: $PUSHTRAIL_CLUSTER unless --store)",
+            completion: .file),
+        .flag("partial", "over a cluster: answer from the shards that answer, naming those that do not"),
+    ]
+}
+
+/// A cluster opened for one command: its shards asked in parallel, local ones in
+/// process and remote ones over HTTP, each answering as `--json` does on that shard.
+final class Cluster: @unchecked Sendable {
+    let file: ClusterFile
+    let path: String
+    let context: Context
+    let partial: Bool
+    let showTokens: Bool
+    /// The shards that did not answer a question (only with `--partial`), in shard order.
+    private(set) var missing: [String] = []
+    /// The local shards' stores, opened when first asked.
+    private var stores: [Int: Store] = [:]
+    private let lock = Monitor()
+
+    init(file: ClusterFile, path: String, context: Context, partial: Bool, showTokens: Bool) {
+        self.file = file
+        self.path = path
+        self.context = context
+        self.partial = partial
+        self.showTokens = showTokens
+    }
+
+    /// The cluster the command line names (`--cluster`, else `$PUSHTRAIL_CLUSTER` when
+    /// `--store` is not given), or nil for a single store. A cluster with remote shards
+    /// in a `pushtrail` without an HTTP client is handed to `pushtrail-cluster`, which
+    /// runs the same command line with one.
+    static func named(by arguments: Arguments, _ context: Context) throws -> Cluster? {
+        let given = arguments.value("cluster")
+        if given != nil, arguments.value("store") != nil {
+            throw UsageError("--cluster and --store name different things: give one", command: arguments.command)
+        }
+        let path =
+            given
+            ?? (arguments.value("store") == nil
+                ? context.variable("PUSHTRAIL_CLUSTER").flatMap { $0.isEmpty ? nil : $0 } : nil)
+        guard let path else {
+            if arguments.flag("partial") {
+                throw UsageError("--partial applies to a cluster: give --cluster FILE", command: arguments.command)
+            }
+            return nil
+        }
+        let file = try ClusterFile.load(path)
+        if file.hasRemoteShards, context.remote == nil {
+            try ServeCommand.replaceProcess(with: "pushtrail-cluster", context.invocation, context)
+        }
+        return Cluster(
+            file: file, path: path, context: context, partial: arguments.flag("partial"),
+            showTokens: arguments.flag("show-tokens"))
+    }
+
+    /// A seq names an event of one store: over a cluster, times only.
+    static func refuseSequence(_ horizon: Horizon?, option: String, command: String) throws {
+        switch horizon {
+        case .sequence?, .pinned?:
+            throw UsageError(
+                "--\(option) @SEQ names an event of one store; over a cluster give a time", command: command)
+        default: return
+        }
+    }
+
+    // MARK: - Asking
+
+    /// Asks `shards` (indexes into `file.shards`) `question(shard)` with `book`, all at
+    /// once, and returns their answers in shard order. A shard that cannot answer
+    /// fails the command (exit 74, naming it) unless `--partial`, where it is named
+    /// on stderr and in `missing` and left out.
+    func ask(
+        _ shards: [Int], book: UnregistrationBook? = nil, _ question: @escaping @Sendable (Int) -> ReadQuestion
+    ) throws -> [(shard: Int, answer: ReadAnswer)] {
+        let local = shards.filter { if case .store = file.shards[$0].location { true } else { false } }
+        let remote = shards.filter { !local.contains($0) }
+        typealias Job = @Sendable () throws -> [(Int, Result<ReadAnswer, ShardFailure>)]
+        var jobs: [Job] = []
+        for shard in local {
+            jobs.append { [self] in
+                [(shard, self.answerLocally(shard, question(shard), book: book))]
+            }
+        }
+        if !remote.isEmpty {
+            jobs.append { [self] in try self.answerRemotely(remote, question, book: book) }
+        }
+        var answers: [(shard: Int, answer: ReadAnswer)] = []
+        var failures: [ShardFailure] = []
+        for result in inParallel(jobs) {
+            switch result {
+            case .success(let replies):
+                for (shard, reply) in replies {
+                    switch reply {
+                    case .success(let answer): answers.append((shard, answer))
+                    case .failure(let f): failures.append(f)
+                    }
+                }
+            case .failure(let error):
+                failures.append(ShardFailure(shard: "?", reason: "\(error)"))
+            }
+        }
+        if !failures.isEmpty {
+            guard partial else {
+                let first = failures[0]
+                throw CommandError.io(
+                    "shard \(first.shard) did not answer: \(first.reason)"
+                        + (failures.count > 1
+                            ? " (and \(failures.count - 1) more shard\(failures.count == 2 ? "" : "s"))" : "")
+                        + "; --partial answers from the others")
+            }
+            for f in failures where !missing.contains(f.shard) {
+                missing.append(f.shard)
+                context.stderr.line("pushtrail: shard \(f.shard) did not answer: \(f.reason); the answer leaves it out")
+            }
+        }
+        return answers.sorted { $0.shard < $1.shard }
+    }
+
+    /// Every shard's answer to `question`.
+    func askAll(book: UnregistrationBook? = nil, _ question: ReadQuestion) throws -> [(shard: Int, answer: ReadAnswer)]
+    {
+        try ask(Array(file.shards.indices), book: book) { _ in question }
+    }
+
+    /// The cluster's book of dead devices: every shard's, merged.
+    func book() throws -> UnregistrationBook {
+        var book = UnregistrationBook()
+        for (shard, answer) in try askAll(.unregistered) {
+            guard let bytes = answer.bytes, let part = UnregistrationBook(json: bytes) else {
+                throw CommandError.io("shard \(file.shards[shard].name) sent a book of dead devices that is not one")
+            }
+            book.merge(part)
+        }
+        return book
+    }
+
+    /// The store of local shard `shard`, opened once.
+    func store(_ shard: Int) throws -> Store {
+        try lock.locked {
+            if let open = stores[shard] { return open }
+            guard case .store(let dir) = file.shards[shard].location else {
+                preconditionFailure("shard \(shard) is not local")
+            }
+            let store = try Store(path: dir, create: false)
+            stores[shard] = store
+            return store
+        }
+    }
+
+    private func answerLocally(_ shard: Int, _ question: ReadQuestion, book: UnregistrationBook?)
+        -> Result<ReadAnswer, ShardFailure>
+    {
+        do {
+            let store = try self.store(shard)
+            return .success(try question.answer(from: store, book: book, showTokens: showTokens))
+        } catch {
+            return .failure(ShardFailure(shard: file.shards[shard].name, reason: "\(error)"))
+        }
+    }
+
+    private func answerRemotely(
+        _ shards: [Int], _ question: @Sendable (Int) -> ReadQuestion, book: UnregistrationBook?
+    ) throws -> [(Int, Result<ReadAnswer, ShardFailure>)] {
+        guard let transport = context.remote else {
+            preconditionFailure("a cluster with remote shards runs in pushtrail-cluster")
+        }
+        var out: [(Int, Result<ReadAnswer, ShardFailure>)] = []
+        var requests: [RemoteRequest] = []
+        var asked: [Int] = []
+        for shard in shards {
+            let s = file.shards[shard]
+            guard case .remote(let base, let variable, let caFile) = s.location else { continue }
+            var headers: [(String, String)] = [("Accept", "application/json")]
+            if let variable {
+                guard let token = context.variable(variable), !token.isEmpty else {
+                    out.append(
+                        (
+                            shard,
+                            .failure(
+                                ShardFailure(
+                                    shard: s.name, reason: "$\(variable) is not set: it holds the shard's read token"))
+                        ))
+                    continue
+                }
+                headers.append(("Authorization", "Bearer " + token))
+            }
+            let (method, url, body) = question(shard).request(base: base, book: book, showTokens: showTokens)
+            if body != nil { headers.append(("Content-Type", "application/json")) }
+            requests.append(
+                RemoteRequest(
+                    url: url, method: method, headers: headers, body: body, timeout: file.timeout,
+                    connectTimeout: min(10, file.timeout), caFile: caFile))
+            asked.append(shard)
+        }
+        for (shard, result) in zip(asked, transport.perform(requests)) {
+            let name = file.shards[shard].name
+            switch result {
+            case .failure(let f):
+                out.append((shard, .failure(ShardFailure(shard: name, reason: f.reason))))
+            case .success(let reply) where reply.status == 200:
+                out.append((shard, .success(.found(reply.body))))
+            case .success(let reply):
+                let message = Cluster.errorMessage(reply.body) ?? "HTTP \(reply.status)"
+                if reply.status == 404 {
+                    out.append((shard, .success(.missing(message))))
+                } else {
+                    out.append((shard, .failure(ShardFailure(shard: name, reason: "HTTP \(reply.status): \(message)"))))
+                }
+            }
+        }
+        return out
+    }
+
+    /// The `error` of a server's `{"error": "…"}` answer.
+    static func errorMessage(_ body: [UInt8]) -> String? {
+        JSONAnswer.parse(body) { v in v.member(v.root, "error").flatMap(v.string) } ?? nil
+    }
+}
+
+/// Reading a shard's JSON answer.
+enum JSONAnswer {
+    /// `body(view)` over `bytes` parsed; nil when they are not JSON.
+    static func parse<R>(_ bytes: [UInt8], _ body: (JSONView) throws -> R) rethrows -> R? {
+        var tape = JSONTape()
+        return try bytes.withUnsafeBytes { raw -> R? in
+            guard (try? tape.parse(raw, maxDepth: 256)) != nil else { return nil }
+            return try tape.nodes.withUnsafeBufferPointer { nodes in try body(JSONView(nodes: nodes, bytes: raw)) }
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import PushTrailModel
+
+/// The devices declared dead (an APNs 410, an FCM `UNREGISTERED`) across every shard of
+/// a cluster: each device's earliest declaration, keyed by the store's device key (a
+/// digest of the token, so the book carries no token).
+///
+/// `sent_after_unregistered` is the one finding that depends on other tasks' events,
+/// and so, in a cluster, on other shards: a query over a cluster first gathers every
+/// shard's book, merges them, and hands the merged book to each shard's reader
+/// (`StoreReader.unregistrations`), whose audit then consults it instead of its own
+/// store, giving the finding one store holding every event would give.
+public struct UnregistrationBook: Sendable {
+    public private(set) var entries: [[UInt8]: Unregistration] = [:]
+
+    public init() {}
+
+    /// Keeps `u` for `deviceKey` if it is earlier than the one known, in (at, seq) order.
+    public mutating func add(deviceKey: [UInt8], _ u: Unregistration) {
+        if let known = entries[deviceKey], (known.at, known.seq) <= (u.at, u.seq) { return }
+        entries[deviceKey] = u
+    }
+
+    /// Adds every entry of `other`, keeping the earlier of two for one device.
+    public mutating func merge(_ other: UnregistrationBook) {
+        for (key, u) in other.entries { add(deviceKey: key, u) }
+    }
+
+    /// The earliest declaration for `device` strictly before `position`'s time.
+    public func unregistration(device: String, before position: Position) -> Unregistration? {
+        guard let u = entries[Layout.deviceKey(device)], u.at < position.at else { return nil }
+        return u
+    }
+}
+
+extension StoreReader {
+    /// This store's book: for each device key in the `unregistered` index, its earliest
+    /// declaring delivery.
+    public func unregistrationBook() throws -> UnregistrationBook {
+        var book = UnregistrationBook()
+        var keys: [[UInt8]] = []
+        try txn.withCursor(store.indexes[.unregistered]) { cursor in
+            var entry = try cursor.first()
+            while let (key, _) = entry {
+                keys.append(Array(key))
+                entry = try cursor.nextKey()
+            }
+        }
+        var decoder = EventDecoder()
+        for key in keys {
+            for seq in try seqs(.unregistered, key: key) {
+                guard let stored = try event(seq: seq) else {
+                    throw StoreError.damaged(seq: seq, detail: "an index names it but it is not stored")
+                }
+                let event = try stored.decode(using: &decoder)
+                guard let d = event.delivery, d.declaresTokenDead else { continue }
+                book.add(deviceKey: key, Unregistration(deliveryID: event.id, seq: seq, at: event.at, delivery: d))
+            }
+        }
+        return book
+    }
+}
+
+extension UnregistrationBook {
+    /// The book in `json` (`Presentation.unregistrations`' form); nil when it is not one.
+    public init?(json: [UInt8]) {
+        var tape = JSONTape()
+        let book: UnregistrationBook? = json.withUnsafeBytes { raw in
+            guard (try? tape.parse(raw)) != nil else { return nil }
+            return tape.nodes.withUnsafeBufferPointer { nodes in
+                UnregistrationBook(view: JSONView(nodes: nodes, bytes: raw))
+            }
+        }
+        guard let book else { return nil }
+        self = book
+    }
+
+    private init?(view v: JSONView) {
+        self.init()
+        guard v.kind(v.root) == .object, let list = v.member(v.root, "unregistered"), v.kind(list) == .array else {
+            return nil
+        }
+        for e in v.elements(list) {
+            guard v.kind(e) == .object,
+                let key = v.member(e, "device_key").flatMap(v.string).flatMap(SHA256.bytes(hex:)),
+                key.count == 16, let id = v.member(e, "id").flatMap(v.string),
+                let seq = v.member(e, "seq").flatMap(v.int64), seq >= 0,
+                let at = v.member(e, "at_us").flatMap(v.int64),
+                let status = v.member(e, "status").flatMap(v.int64),
+                let reason = v.member(e, "reason").flatMap(v.string)
+            else { return nil }
+            add(
+                deviceKey: key,
+                Unregistration(
+                    deliveryID: id, seq: UInt64(seq), at: Timestamp(microseconds: at), status: Int(status),
+                    reason: reason))
+        }
+    }
+}
