@@ -96,7 +96,8 @@ final class ClusterTests {
             {"stream": "PUSHTRAIL", "partitions": 8, "timeout_seconds": 10, "shards": [
               {"name": "a", "partitions": [0, 1], "store": "s0"},
               {"name": "b", "partitions": [2, 3], "store": "s1"},
-              {"name": "c", "partitions": [4, 5], "url": "http://127.0.0.1:\(served[0].server.port)", "token_env": "TOKEN_2"},
+              {"name": "c", "partitions": [4, 5], "url": "http://127.0.0.1:\(served[0].server.port)",
+               "token_env": "TOKEN_2"},
               {"name": "d", "partitions": [6, 7], "url": "http://127.0.0.1:\(dPort)/", "token_env": "TOKEN_3"}]}
             """
         try cluster.write(toFile: clusterFile, atomically: false, encoding: .utf8)
@@ -186,7 +187,7 @@ final class ClusterTests {
     }
 
     @Test(
-        "sent_after_unregistered is found across shards: the cluster finds what one store does, more than each shard alone"
+        "sent_after_unregistered across shards: the cluster finds what one store does, more than the shards alone"
     )
     func deadDevicesAcrossShards() throws {
         func count(_ answer: [UInt8]) -> Int {
@@ -248,7 +249,8 @@ final class ClusterTests {
                 "partition 1 is owned by no shard"
             ),
             (
-                #"{"partitions": 1, "shards": [{"name": "a", "partitions": [0], "store": "x"}, {"name": "b", "partitions": [0], "store": "y"}]}"#,
+                #"{"partitions": 1, "shards": [{"name": "a", "partitions": [0], "store": "x"}, "#
+                    + #"{"name": "b", "partitions": [0], "store": "y"}]}"#,
                 "partition 0 is owned by both a and b"
             ),
             (
