@@ -47,13 +47,16 @@ extension StoreReader {
         }
         var decoder = EventDecoder()
         for key in keys {
-            for seq in try seqs(.unregistered, key: key) {
-                guard let stored = try event(seq: seq) else {
-                    throw StoreError.damaged(seq: seq, detail: "an index names it but it is not stored")
-                }
+            // The earliest by the records' headers; only that one is read and decoded.
+            for (position, record) in try timelineRecords(of: seqs(.unregistered, key: key)).sorted(by: {
+                $0.position < $1.position
+            }) {
+                let stored = try storedEvent(seq: position.seq, value: record)
                 let event = try stored.decode(using: &decoder)
                 guard let d = event.delivery, d.declaresTokenDead else { continue }
-                book.add(deviceKey: key, Unregistration(deliveryID: event.id, seq: seq, at: event.at, delivery: d))
+                book.add(
+                    deviceKey: key, Unregistration(deliveryID: event.id, seq: position.seq, at: event.at, delivery: d))
+                break
             }
         }
         return book
