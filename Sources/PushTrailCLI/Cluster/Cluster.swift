@@ -142,17 +142,16 @@ final class Cluster: @unchecked Sendable {
         return book
     }
 
-    /// The store of local shard `shard`, opened once.
+    /// The store of local shard `shard`, opened once. Shards open in parallel: a
+    /// question asks each shard from one thread, so no shard is opened twice.
     func store(_ shard: Int) throws -> Store {
-        try lock.locked {
-            if let open = stores[shard] { return open }
-            guard case .store(let dir) = file.shards[shard].location else {
-                preconditionFailure("shard \(shard) is not local")
-            }
-            let store = try Store(path: dir, create: false)
-            stores[shard] = store
-            return store
+        if let open = lock.locked({ stores[shard] }) { return open }
+        guard case .store(let dir) = file.shards[shard].location else {
+            preconditionFailure("shard \(shard) is not local")
         }
+        let store = try Store(path: dir, create: false)
+        lock.locked { stores[shard] = store }
+        return store
     }
 
     private func answerLocally(_ shard: Int, _ question: ReadQuestion, book: UnregistrationBook?)
