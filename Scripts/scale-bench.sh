@@ -101,7 +101,7 @@ nats="$(command -v nats-server || echo /usr/sbin/nats-server)"
 
 say "building pushtrail, pushtrail-stream, pushtrail-server, pushtrail-cluster and pushtrail-gen (release)…"
 for product in pushtrail pushtrail-stream pushtrail-server pushtrail-cluster pushtrail-gen; do
-    swift build -c release --product "$product"
+    swift build -c release --product "$product" >&2     # stdout is the table's
 done
 bin="$(swift build -c release --show-bin-path)"
 

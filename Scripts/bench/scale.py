@@ -48,6 +48,10 @@ STREAM = "PUSHTRAIL"
 SHARDS = [("a", [0, 1]), ("b", [2, 3]), ("c", [4, 5]), ("d", [6, 7])]
 REMOTE = ("c", "d")  # served by pushtrail serve in the mixed cluster
 IDS = 5  # ids asked per kind of question
+# A shard's consumer that dies is started again (on its store, as a supervisor would), up
+# to this many times, so that the cluster is still measured; the deaths are reported and
+# the run exits 1. The 0-7 consumer measured against ingest gets no second chance.
+SHARD_RESTARTS = 3
 POLL = 0.1  # seconds between looks at a consumer's store
 SEED = 42
 ANOMALIES = "0.02"
@@ -306,6 +310,7 @@ class Scale:
         }
         self.nats = None
         self.port = None
+        self.failures = []  # steps that failed without stopping the run (a shard consumer's death)
 
     def path(self, *p):
         return os.path.join(self.work, *p)
@@ -545,62 +550,86 @@ class Scale:
         except ValueError:
             return 0
 
-    def consume_once(self, store, parts, want, what):
+    def consume_once(self, store, parts, want, what, restarts=0):
         """`pushtrail consume` of `parts` into a new store, until the store holds `want`
         events (the head's seq: every event is new), then SIGTERM, which must end it with
         exit 0. Its CPU is wait4's rusage of the pid, which `pushtrail` keeps when it
-        execs pushtrail-stream."""
+        execs pushtrail-stream. A consumer that dies before (a crash is a product bug) fails
+        the run, unless `restarts` allows starting it again on the same store, which then
+        resumes from the sequences it committed: every death is recorded (`crashes`), the
+        figures add up the attempts, and the run ends with exit 1 after its report."""
         rm(store)
         os.sync()
         errpath = self.path("consume-%s.err" % os.path.basename(store))
         cmd = [self.pt, "--store", store, "consume", "--server", self.url, "--partitions", parts, "-q"]
-        err = open(errpath, "wb")
+        crashes = []
+        cpu = 0.0
+        anon = 0
         c0 = self.nats_cpu()
         b0 = busy_cpu()
         t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=self.env)
-        self.kids.add(p)
-        peak = RssPeak(p.pid)
-        peak.start()
         deadline = t0 + max(120.0, want / 2000.0)
-        done = None
-        status = ru = None
-        while done is None:
-            pid, st, r = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                status, ru = st, r
-                break
-            if self.head_seq(store) >= want:
-                done = time.perf_counter() - t0
-                break
-            if time.perf_counter() > deadline:
-                break
-            time.sleep(POLL)
-        if status is None:
-            p.send_signal(signal.SIGTERM)
-            t_term = time.perf_counter()
-            while True:
+        while True:
+            err = open(errpath, "wb")
+            p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=self.env)
+            self.kids.add(p)
+            peak = RssPeak(p.pid)
+            peak.start()
+            done = None
+            status = ru = None
+            while done is None:
                 pid, st, r = os.wait4(p.pid, os.WNOHANG)
                 if pid:
                     status, ru = st, r
                     break
-                if time.perf_counter() - t_term > 60:
-                    p.kill()
-                    _, status, ru = os.wait4(p.pid, 0)
+                if self.head_seq(store) >= want:
+                    done = time.perf_counter() - t0
                     break
-                time.sleep(0.01)
-            stop_s = time.perf_counter() - t_term
-        else:
+                if time.perf_counter() > deadline:
+                    break
+                time.sleep(POLL)
             stop_s = None
+            if status is None:
+                p.send_signal(signal.SIGTERM)
+                t_term = time.perf_counter()
+                while True:
+                    pid, st, r = os.wait4(p.pid, os.WNOHANG)
+                    if pid:
+                        status, ru = st, r
+                        break
+                    if time.perf_counter() - t_term > 60:
+                        p.kill()
+                        _, status, ru = os.wait4(p.pid, 0)
+                        break
+                    time.sleep(0.01)
+                stop_s = time.perf_counter() - t_term
+            p.returncode = os.waitstatus_to_exitcode(status)
+            self.kids.forget(p.pid)
+            err.close()
+            anon = max(anon, peak.finish())
+            cpu += ru.ru_utime + ru.ru_stime
+            if done is not None or stop_s is not None:
+                break
+            # It ended by itself before the store held everything.
+            first = next((l for l in tail(errpath, 4000).split("\n") if l.strip()), "")
+            crash = {"exit": p.returncode, "after_s": round(time.perf_counter() - t0, 2),
+                     "stored": self.head_seq(store), "message": first.strip()[:300]}
+            log("  %s DIED (exit %d%s) with %s of %s events stored: %s" % (
+                what, p.returncode, " = signal %d" % -p.returncode if p.returncode < 0 else "",
+                fmt_int(crash["stored"]), fmt_int(want), crash["message"]))
+            if len(crashes) >= restarts:
+                die("%s: the store did not reach %d events (it ended by itself; exit %s): %s" % (
+                    what, want, p.returncode, tail(errpath)))
+            crashes.append(crash)
+            self.failures.append("%s died (exit %d: %s) with %d of %d events stored; restarted on its store" % (
+                what, p.returncode, crash["message"], crash["stored"], want))
+            with open(self.path("crashes.log"), "ab") as cl, open(errpath, "rb") as ef:
+                cl.write(("==== %s, attempt %d\n" % (what, len(crashes))).encode() + ef.read())
+            log("  starting it again on the same store (it resumes after the sequences it committed)…")
         busy = busy_cpu() - b0
         nats_cpu = self.nats_cpu() - c0
-        p.returncode = os.waitstatus_to_exitcode(status)
-        self.kids.forget(p.pid)
-        err.close()
-        anon = peak.finish()
         if done is None:
-            die("%s: the store did not reach %d events (%s; exit %s): %s" % (
-                what, want, "it ended by itself" if stop_s is None else "timed out", p.returncode, tail(errpath)))
+            die("%s: the store did not reach %d events (timed out): %s" % (what, want, tail(errpath)))
         if p.returncode != 0:
             die("%s exited %d on SIGTERM, not 0: %s" % (what, p.returncode, tail(errpath)))
         stats = json.loads(output([self.pt, "--store", store, "stats", "--json"], self.env, "stats"))
@@ -609,12 +638,16 @@ class Scale:
         got = sorted(s["partition"] for s in stats["streams"] if s["stream"] == STREAM)
         if got != sorted(int(x) for x in expand(parts)):
             die("%s: the store holds the sequences of partitions %s, not %s" % (what, got, parts))
-        cpu = ru.ru_utime + ru.ru_stime
-        return {"wall_s": round(done, 3), "cpu_s": round(cpu, 3),
-                "others_cpu_s": round(max(0.0, busy - cpu - nats_cpu), 2),
-                "rss_anon_peak_kb": anon, "stop_s": round(stop_s, 3), "nats_cpu_s": round(nats_cpu, 2),
-                "summary": tail(errpath, 1000).split("\n")[-1], "store_bytes": stats["store_bytes"],
-                "events": stats["events"], "streams": stats["streams"]}
+        out = {"wall_s": round(done, 3), "cpu_s": round(cpu, 3),
+               "others_cpu_s": round(max(0.0, busy - cpu - nats_cpu), 2),
+               "rss_anon_peak_kb": anon, "stop_s": round(stop_s, 3), "nats_cpu_s": round(nats_cpu, 2),
+               "summary": tail(errpath, 1000).split("\n")[-1], "store_bytes": stats["store_bytes"],
+               "events": stats["events"], "streams": stats["streams"]}
+        if crashes:
+            output([self.pt, "--store", store, "verify"], self.env, "verify of %s after its restart" % what)
+            out["crashes"] = crashes
+            out["verified_after_restart"] = True
+        return out
 
     def ingest_consume(self):
         t0 = time.perf_counter()
@@ -654,7 +687,8 @@ class Scale:
             spec = "%d-%d" % (parts[0], parts[-1])
             store = self.path("shard-" + name)
             log("shard %s: pushtrail consume --partitions %s (%s events)…" % (name, spec, fmt_int(want)))
-            r = self.consume_once(store, spec, want, "shard %s consume --partitions %s" % (name, spec))
+            r = self.consume_once(store, spec, want, "shard %s consume --partitions %s" % (name, spec),
+                                  restarts=SHARD_RESTARTS)
             log("  %.2f s, CPU %.2f s, RssAnon peak %.0f MB, store %s" % (
                 r["wall_s"], r["cpu_s"], r["rss_anon_peak_kb"] / 1024, fmt_mb(r["store_bytes"])))
             self.shard_dirs[name] = store
@@ -867,12 +901,19 @@ class Scale:
         shard_bytes = 0
         for s in res["shards"]:
             shard_bytes += s["store_bytes"]
+            died = s.get("crashes", [])
+            note = ""
+            if died:
+                note = ("; **the consumer died %d× (%s), was started again on its store and resumed; "
+                        "verify ok; time and CPU add up the attempts**" % (
+                            len(died), "; ".join("exit %d at %s events: %s" % (c["exit"], fmt_int(c["stored"]),
+                                                                              c["message"]) for c in died)))
             rows.append(["shard %s, partitions %s: consume" % (s["name"], ",".join(map(str, s["partitions"]))),
                          "%.2f s; CPU %.2f s" % (s["wall_s"], s["cpu_s"]), "—",
-                         "%s events (%.1f%%), store %s; %s events/s, %.2f µs/event CPU, RssAnon %.0f MB" % (
+                         "%s events (%.1f%%), store %s; %s events/s, %.2f µs/event CPU, RssAnon %.0f MB%s" % (
                              fmt_int(s["events"]), 100.0 * s["events"] / n, fmt_mb(s["store_bytes"]),
                              fmt_int(s["events"] / s["wall_s"]), s["cpu_s"] / s["events"] * 1e6,
-                             s["rss_anon_peak_kb"] / 1024), "—", "—"])
+                             s["rss_anon_peak_kb"] / 1024, note), "—", "—" if not died else "**failed**"])
         rows.append(["stores: 4 shards together vs the single ingested store", fmt_mb(shard_bytes),
                      fmt_mb(res["ingest"]["store_bytes"]),
                      fmt_ratio(shard_bytes / res["ingest"]["store_bytes"]), "—", "—"])
@@ -918,7 +959,7 @@ class Scale:
                          m["nproc"], m["cpu"], m["memory"], m["kernel"], m["os"], m["fdatasync_ms"],
                          m["loadavg_start"]))
         lines.append("Tools: %s; %s; %s; python %s." % (m["swift"], m["nats_server"], m["hyperfine"], m["python3"]))
-        lines.append("Medians (min–max) of %d runs of publish, ingest and consume (ingest and consume taking turns, "
+        lines.append("Medians (min–max) of %d run(s) of publish, ingest and consume (ingest and consume taking turns, "
                      "each into a new store after `sync`), one consume per shard; queries: hyperfine -N, 3 warm-up "
                      "and %d timed runs per id and target, %d ids per kind. One nats-server on loopback, file "
                      "storage, %d partitions. PUSHTRAIL_NOSYNC: not set (every commit synced; PUSHTRAIL_* "
@@ -932,6 +973,8 @@ class Scale:
         lines.append("")
         tg = res["targets"]
         lines.append("Targets met: %d of %d." % (sum(1 for x in tg if x["met"]), len(tg)))
+        for f in res.get("failures", []):
+            lines.append("**FAILED**: %s." % f)
         return "\n".join(lines)
 
 
@@ -1010,6 +1053,7 @@ def main():
         s.res["runtime_s"] = round((time.time_ns() - a.started_ns) / 1e9, 1)
     else:
         s.res["runtime_s"] = round(time.perf_counter() - t_start, 1)
+    s.res["failures"] = s.failures
     s.report()
     md = s.markdown()
     s.res["markdown"] = md
@@ -1019,6 +1063,11 @@ def main():
         f.write("\n")
     print(md)
     log("result written to %s" % out)
+    if s.failures:
+        for f in s.failures:
+            log("FAILED: " + f)
+        log("work dir left for inspection: %s (crashes.log holds the dead consumers' stderr)" % work)
+        return 1
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
     else:
