@@ -34,15 +34,16 @@ Figures are reported, not asserted; only a step that fails stops the run. Prints
 Markdown table (stdout; progress on stderr) and writes bench-results/scale-N.json
 (python3 Scripts/bench/scale.py --render FILE prints it again).
 
-Takes about 5-8 minutes at 1,000,000 events on 2 cores after the build, most of it the
-three consume runs (each ~20 s at 1M), the three publish runs and the hyperfine runs
-(45 of them: 3 kinds x 5 ids x 3 targets x (3 + --query-reps) processes).
+Takes about 4-5 minutes at 1,000,000 events on 2 cores after the build: the three
+consume runs with their ingests ~2 minutes (a consume of 1M takes 17-29 s), the three
+publish runs ~1 minute, the four shard consumes ~40 s, hyperfine ~30 s (15 ids x 3
+targets x (3 + --query-reps) processes). --events 100000 takes well under a minute.
 
 options:
   --events N       events to generate (default 1000000; at least 1000)
   --workdir DIR    temporary data: NDJSON, JetStream's store, the stores (default
                    ${TMPDIR:-/tmp}/pushtrail-scale); emptied at the start, removed at the
-                   end unless --keep (or the run failed); ~4 GB at 1M events
+                   end unless --keep (or the run failed); ~3 GB at 1M events
   --reps N         runs of publish, ingest and consume each (default 3)
   --query-reps N   hyperfine's timed runs of each query, per id and target (default 30)
   --keep           keep the work dir for inspection
