@@ -183,7 +183,23 @@ public final class Routes: @unchecked Sendable {
             }
         case 3 where v1 && parts[2] == "unregistered":
             return Route(template: "/v1/unregistered", need: .read) { [self] request, _ in
-                .respond(try answer(.unregistered, request, book: nil, route: "/v1/unregistered"))
+                var keys: [[UInt8]]?
+                if let text = request.query["keys"] {
+                    keys = try text.split(separator: ",").map {
+                        guard let key = SHA256.bytes(hex: String($0)), key.count == 16 else {
+                            throw Failure(400, "keys are device keys: 32 hex digits each, comma-separated")
+                        }
+                        return key
+                    }
+                }
+                return .respond(try answer(.unregistered(keys: keys), request, book: nil, route: "/v1/unregistered"))
+            }
+        case 3 where v1 && parts[2] == "devices":
+            return Route(template: "/v1/devices", need: .read) { [self] request, _ in
+                let scope: ReadQuestion.DeviceScope =
+                    request.query["scope"] == "log"
+                    ? .log(try filters(request)) : .timeline(try timelineSubject(request), try at(request))
+                return .respond(try answer(.devices(scope), request, book: nil, route: "/v1/devices"))
             }
         case 3 where v1 && parts[2] == "verify":
             return Route(template: "/v1/verify", need: .read) { [self] request, _ in

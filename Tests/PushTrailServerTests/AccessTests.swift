@@ -88,6 +88,12 @@ struct AccessTests {
             Case(method: "DELETE", path: "/v1/head", expected: Self.readable(405)),
             // What a cluster asks of a shard.
             Case(method: "GET", path: "/v1/unregistered", expected: Self.readable()),
+            Case(
+                method: "GET", path: "/v1/unregistered?keys=00112233445566778899aabbccddeeff",
+                expected: Self.readable()),
+            Case(method: "GET", path: "/v1/unregistered?keys=nothex", expected: Self.readable(400)),
+            Case(method: "GET", path: "/v1/devices?thread=task-1102", expected: Self.readable()),
+            Case(method: "GET", path: "/v1/devices?scope=log&user=u_dana", expected: Self.readable()),
             Case(method: "GET", path: "/v1/keys/users", expected: Self.readable()),
             Case(method: "GET", path: "/v1/keys/nope", expected: Self.readable(404)),
             Case(method: "GET", path: "/v1/verify", expected: Self.readable()),

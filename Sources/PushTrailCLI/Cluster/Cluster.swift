@@ -130,16 +130,46 @@ final class Cluster: @unchecked Sendable {
         try ask(Array(file.shards.indices), book: book) { _ in question }
     }
 
-    /// The cluster's book of dead devices: every shard's, merged.
-    func book() throws -> UnregistrationBook {
+    /// The cluster's book of dead devices, for a question whose findings report on
+    /// `scope` (asked of `shards`, all by default): only the devices its notifications
+    /// went to, each with its earliest declaration on any shard. Without a scope (a
+    /// whole audit), every shard's whole book.
+    func book(for scope: ReadQuestion.DeviceScope?, shards: [Int]? = nil) throws -> UnregistrationBook {
+        var keys: [[UInt8]]?
+        if let scope {
+            var found: [[UInt8]] = []
+            for (shard, answer) in try ask(shards ?? Array(file.shards.indices), { _ in .devices(scope) }) {
+                guard let bytes = answer.bytes, let list = Cluster.digests(bytes) else { throw malformed(shard) }
+                found += list
+            }
+            guard !found.isEmpty else { return UnregistrationBook() }
+            // A long list would not fit a request line: past it, the whole books.
+            if found.count <= Cluster.bookKeysLimit { keys = found }
+        }
         var book = UnregistrationBook()
-        for (shard, answer) in try askAll(.unregistered) {
+        for (shard, answer) in try askAll(.unregistered(keys: keys)) {
             guard let bytes = answer.bytes, let part = UnregistrationBook(json: bytes) else {
                 throw CommandError.io("shard \(file.shards[shard].name) sent a book of dead devices that is not one")
             }
             book.merge(part)
         }
         return book
+    }
+
+    /// The most device keys asked for by name (about 33 bytes each in the request line).
+    static let bookKeysLimit = 200
+
+    /// The digests of a `{"keys": [hex…]}` answer.
+    static func digests(_ bytes: [UInt8]) -> [[UInt8]]? {
+        JSONAnswer.parse(bytes) { v -> [[UInt8]]? in
+            guard let list = v.member(v.root, "keys"), v.kind(list) == .array else { return nil }
+            var out: [[UInt8]] = []
+            for e in v.elements(list) {
+                guard let key = v.string(e).flatMap(SHA256.bytes(hex:)) else { return nil }
+                out.append(key)
+            }
+            return out
+        } ?? nil
     }
 
     /// The store of local shard `shard`, opened once. Shards open in parallel: a

@@ -31,8 +31,8 @@ extension Cluster {
 
     /// `task N --json`: asked of the shard owning N's partition, with the cluster's book.
     func task(_ id: Int64, horizon: Horizon?) throws -> JSONValue? {
-        let book = try self.book()
         let owner = file.owner(ofTask: id)
+        let book = try self.book(for: .timeline(.task(id), horizon), shards: [owner])
         guard let answer = try ask([owner], book: book, { _ in .task(id, horizon) }).first else {
             throw CommandError.io("shard \(file.shards[owner].name), which holds task \(id), did not answer")
         }
@@ -43,7 +43,8 @@ extension Cluster {
     /// `audit` over the cluster: every shard audited with the cluster's book, the
     /// findings merged in timeline order.
     func audit(_ query: LogQuery, codes: Set<FindingCode>) throws -> [Finding] {
-        let book = try self.book()
+        // A whole audit reports on every notification: every shard's whole book.
+        let book = try self.book(for: query.hasIndexedFilter ? .log(query) : nil)
         var findings: [(shard: Int, finding: Finding)] = []
         for (shard, answer) in try askAll(book: book, .audit(query, codes: FindingCode.allCases.filter(codes.contains)))
         {

@@ -60,7 +60,18 @@ extension ReadQuestion {
         case .head: segments = ["v1", "head"]
         case .verify: segments = ["v1", "verify"]
         case .stats: segments = ["v1", "stats"]
-        case .unregistered: segments = ["v1", "unregistered"]
+        case .unregistered(let keys):
+            segments = ["v1", "unregistered"]
+            query.append(("keys", keys.map { $0.map { SHA256.hex($0) }.joined(separator: ",") }))
+        case .devices(let scope):
+            segments = ["v1", "devices"]
+            switch scope {
+            case .timeline(let subject, let horizon):
+                query = ReadQuestion.parameters(subject)
+                query.append(("at", horizon.map(ReadQuestion.parameter)))
+            case .log(let q):
+                query = [("scope", "log")] + ReadQuestion.parameters(q)
+            }
         case .keys(let kind): segments = ["v1", "keys", kind.rawValue]
         case .task(let id, let horizon):
             segments = ["v1", "tasks", String(id)]

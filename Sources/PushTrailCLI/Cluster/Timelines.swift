@@ -95,15 +95,15 @@ extension Cluster {
 
     /// `thread X` over the cluster: every shard's part of the thread; nil when no shard has it.
     func threadReport(_ id: String, horizon: Horizon?) throws -> ThreadReport? {
-        let entries = try timeline(.thread(id), horizon: horizon, book: try book())
+        let entries = try timeline(.thread(id), horizon: horizon, book: try book(for: .timeline(.thread(id), horizon)))
         return entries.isEmpty ? nil : ThreadReport(threadID: id, entries: entries.map(\.entry))
     }
 
     /// `task N` over the cluster: the owning shard's answer, with the cluster's book;
     /// nil when it holds no event of the task.
     func taskReport(_ id: Int64, horizon: Horizon?) throws -> (report: TaskReport, asOf: String)? {
-        let book = try self.book()
         let owner = file.owner(ofTask: id)
+        let book = try self.book(for: .timeline(.task(id), horizon), shards: [owner])
         guard let answer = try ask([owner], book: book, { _ in .task(id, horizon) }).first?.answer.bytes else {
             return nil
         }

@@ -135,7 +135,8 @@ enum ReportCommand: Command {
             case .user(let user, let since): timelineSubject = .user(user, since: since)
             }
             entries = try cluster.timeline(
-                timelineSubject, horizon: horizon, stateChanges: true, book: try cluster.book()
+                timelineSubject, horizon: horizon, stateChanges: true,
+                book: try cluster.book(for: .timeline(timelineSubject, horizon))
             )
             .map(\.entry)
             shardHeads = try cluster.perShard(.head).map {

@@ -45,7 +45,7 @@ enum ShowCommand: Command {
                 context.stdout.line(cluster.withMissing(value).serialized())
                 return ExitStatus.success
             }
-            let book = try cluster.book()
+            let book = try cluster.book(for: .timeline(.event(target), nil), shards: [shard])
             let entry = try cluster.timeline(.event(target), horizon: nil, shards: [shard], book: book).first?.entry
             let answeredBy = try loaded.event.delivery.flatMap { d in
                 try cluster.show(d.notificationID)?.loaded.event.notification?.platform

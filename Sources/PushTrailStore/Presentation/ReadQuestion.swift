@@ -7,8 +7,12 @@ public enum ReadQuestion: Sendable {
     case head
     case verify
     case stats
-    /// The shard's book of dead devices (`UnregistrationBook`).
-    case unregistered
+    /// The shard's book of dead devices (`UnregistrationBook`): every device's, or only
+    /// those of `keys` (device keys, `Layout.deviceKey`).
+    case unregistered(keys: [[UInt8]]?)
+    /// The device keys of the notifications whose findings `scope` reports: the devices
+    /// whose deaths elsewhere can matter to the answer.
+    case devices(DeviceScope)
     /// Digests of the keys of `users`, `threads` or `tasks`, to count them once across shards.
     case keys(KeyKind)
     case task(Int64, Horizon?)
@@ -19,6 +23,13 @@ public enum ReadQuestion: Sendable {
     case show(String)
     /// The subject's timeline entries, one `Presentation.timelineEntry` a line.
     case timeline(TimelineSubject, Horizon?, stateChanges: Bool)
+
+    /// What a question with findings reports on: a timeline's members, or the events
+    /// a `log` query selects.
+    public enum DeviceScope: Sendable {
+        case timeline(TimelineSubject, Horizon?)
+        case log(LogQuery)
+    }
 
     public enum KeyKind: String, Sendable {
         case users, threads, tasks
@@ -72,8 +83,10 @@ extension ReadQuestion {
             value = Presentation.verify(try store.verify())
         case .stats:
             value = Presentation.stats(try read { try $0.statistics() }, storeBytes: Int64(store.fileBytes))
-        case .unregistered:
-            value = Presentation.unregistrations(try read { try $0.unregistrationBook() })
+        case .unregistered(let keys):
+            value = Presentation.unregistrations(try read { try $0.unregistrationBook(keys: keys) })
+        case .devices(let scope):
+            value = Presentation.keyDigests(try read { try $0.notifiedDevices(scope) })
         case .keys(let kind):
             value = Presentation.keyDigests(try read { try $0.keyDigests(kind.index) })
         case .task(let id, let horizon):

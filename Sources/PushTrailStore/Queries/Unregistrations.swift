@@ -33,16 +33,20 @@ public struct UnregistrationBook: Sendable {
 }
 
 extension StoreReader {
-    /// This store's book: for each device key in the `unregistered` index, its earliest
-    /// declaring delivery.
-    public func unregistrationBook() throws -> UnregistrationBook {
+    /// This store's book: for each device key in the `unregistered` index (or each of
+    /// `keys` it holds), its earliest declaring delivery.
+    public func unregistrationBook(keys only: [[UInt8]]? = nil) throws -> UnregistrationBook {
         var book = UnregistrationBook()
         var keys: [[UInt8]] = []
-        try txn.withCursor(store.indexes[.unregistered]) { cursor in
-            var entry = try cursor.first()
-            while let (key, _) = entry {
-                keys.append(Array(key))
-                entry = try cursor.nextKey()
+        if let only {
+            keys = only
+        } else {
+            try txn.withCursor(store.indexes[.unregistered]) { cursor in
+                var entry = try cursor.first()
+                while let (key, _) = entry {
+                    keys.append(Array(key))
+                    entry = try cursor.nextKey()
+                }
             }
         }
         var decoder = EventDecoder()
@@ -60,6 +64,39 @@ extension StoreReader {
             }
         }
         return book
+    }
+}
+
+extension StoreReader {
+    /// The device keys of the notifications among what `scope` reports on, ascending.
+    public func notifiedDevices(_ scope: ReadQuestion.DeviceScope) throws -> [[UInt8]] {
+        var keys: [[UInt8]] = []
+        func note(_ loaded: LoadedEvent) {
+            if loaded.event.type == .notification, let device = loaded.event.device {
+                keys.append(Layout.deviceKey(device))
+            }
+        }
+        switch scope {
+        case .timeline(let subject, let horizon):
+            switch subject {
+            case .thread(let id): try threadEvents(id, horizon: horizon).forEach(note)
+            case .task(let id), .taskWithDeliveries(let id): try taskEvents(id, horizon: horizon).forEach(note)
+            case .user(let user, let since): try userEvents(user, since: since, horizon: horizon).forEach(note)
+            case .event(let id):
+                if let seq = try seq(forID: id), let stored = try event(seq: seq) {
+                    note(LoadedEvent(stored: stored, event: try stored.decode()))
+                }
+            }
+        case .log(let query):
+            try log(query) {
+                note($0)
+                return true
+            }
+        }
+        keys.sort { $0.lexicographicallyPrecedes($1) }
+        var unique: [[UInt8]] = []
+        for k in keys where k != unique.last { unique.append(k) }
+        return unique
     }
 }
 
