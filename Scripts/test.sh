@@ -35,6 +35,8 @@ if [ $# -eq 0 ]; then
     Scripts/server-crash-test.sh --points 20
     say "stream crash safety: SIGKILL of a JetStream consumer at 10 random moments, every message stored once…"
     Scripts/stream-crash-test.sh --points 10 --events 40000
+    say "stream failover: SIGKILL of the stream's leader in a 3-server cluster mid-stream, the consumer goes on…"
+    Scripts/stream-failover-test.sh
     # A fixed seed keeps CI's run repeatable; by hand, leave --seed out for new requests.
     say "hostile HTTP: 10,000 randomised and ~2,000 fixed hostile requests against pushtrail-server…"
     Scripts/hostile-test.sh --requests 10000 --seed 11

@@ -22,8 +22,8 @@ public final class Consumer {
     public private(set) var positions: [Int: UInt64] = [:]
     /// Messages each partition still had after the last one fetched from it.
     public private(set) var lag: [Int: UInt64] = [:]
-    /// Events a transaction takes at most, and their bytes: a batch is held in memory
-    /// until it commits.
+    /// Events a transaction takes at most (a fetch may bring a few hundred more, see
+    /// `fetch`), and their bytes: a batch is held in memory until it commits.
     public var batchEvents = 20_000
     public var batchBytes = 16 << 20
 
@@ -37,6 +37,23 @@ public final class Consumer {
     /// The partition the next round starts from.
     private var rotation = 0
 
+    /// Each partition's consumer on the server: its name and the server it lives on, as
+    /// JetStream said when it was made (nil when it did not say).
+    private var placement: [Int: ConsumerPlacement] = [:]
+    /// When each partition last delivered a message or was found alive (monotonic seconds).
+    private var heard: [Int: Double] = [:]
+    /// A partition silent this long has its consumer asked whether it is still there. A
+    /// consumer lives on one server (it is ephemeral, so it has one copy): when that server
+    /// goes, fetching from it finds nothing, the same as an idle partition, and says nothing.
+    public var silenceSeconds = 2.0
+    /// Says what happened to the partitions' consumers (one line each).
+    public var tell: (String) -> Void = { _ in }
+    /// Subscriptions given up, and when: each is destroyed 2 s later, once nothing can be
+    /// on its way to it (its last pull has expired). libnats 3.4 hands an arriving message
+    /// to its subscription without holding it, so destroying one a message is arriving for
+    /// writes into freed memory.
+    private var retired: [(subscription: OpaquePointer, at: Double)] = []
+
     public init(connection: JetStreamConnection, store: Store, stream: String, partitions: [Int]) throws {
         self.connection = connection
         self.store = store
@@ -49,41 +66,116 @@ public final class Consumer {
         try resubscribe()
     }
 
+    // The subscriptions still open are left to the connection, which closes them when it
+    // is destroyed.
     deinit { unsubscribe() }
 
-    private func unsubscribe() {
-        for (_, s) in subscriptions {
-            natsSubscription_Unsubscribe(s)
-            natsSubscription_Destroy(s)
+    /// Gives up the subscriptions (of the `lost` partitions only, when named) and deletes
+    /// their consumers, but for the lost ones: their server does not answer (it forgets
+    /// them 10 minutes after their last pull). A delete waits half a second at most, as
+    /// one on a server that is gone but not yet noticed gets no answer.
+    private func unsubscribe(lost: Set<Int>? = nil) {
+        let now = StreamMain.monotonicSeconds()
+        for (p, s) in subscriptions where lost?.contains(p) ?? true {
+            retired.append((s, now))
+            if lost == nil, let name = placement[p]?.name, !name.isEmpty {
+                connection.deleteConsumer(stream: stream, name: name, waitMilliseconds: 500)
+            }
+            placement[p] = nil
         }
-        subscriptions = []
+        subscriptions.removeAll { lost?.contains($0.partition) ?? true }
+    }
+
+    /// Destroys the subscriptions given up 2 s ago or more.
+    private func destroyRetired() {
+        let now = StreamMain.monotonicSeconds()
+        for r in retired where now - r.at >= 2 { natsSubscription_Destroy(r.subscription) }
+        retired.removeAll { now - $0.at >= 2 }
     }
 
     /// New pull consumers for every partition, from after the positions the store holds:
     /// what was fetched but not committed is fetched again.
     public func resubscribe() throws {
         unsubscribe()
-        for p in partitions {
-            subscriptions.append((p, try connection.pullSubscribe(stream: stream, partition: p, after: positions[p]!)))
+        try subscribeMissing()
+    }
+
+    /// New pull consumers for the partitions that have none, from after the positions
+    /// the store holds. One that gets no answer is asked for once more at once (it may
+    /// have been placed on a server that is gone); a second failure is thrown, and the
+    /// next step subscribes the partitions still missing.
+    private func subscribeMissing() throws {
+        let now = StreamMain.monotonicSeconds()
+        for p in partitions where !subscriptions.contains(where: { $0.partition == p }) {
+            let subscription: OpaquePointer
+            do {
+                subscription = try connection.pullSubscribe(stream: stream, partition: p, after: positions[p]!)
+            } catch let unanswered as NATSFailure where unanswered.status == NATS_TIMEOUT {
+                subscription = try connection.pullSubscribe(stream: stream, partition: p, after: positions[p]!)
+            }
+            subscriptions.append((p, subscription))
+            placement[p] = try? connection.consumerPlacement(subscription, waitMilliseconds: 2000)
             nextDelivery[p] = 1
+            heard[p] = now
         }
     }
 
     /// A partition's deliveries skipped a number: what was fetched is dropped.
     struct Gap: Error {}
 
+    /// The consumers of some partitions do not answer: their server is gone, or they were
+    /// deleted.
+    struct Lost: Error {
+        var partitions: [Int]
+        var servers: [String]
+    }
+
+    /// Asks the consumers of the partitions silent for `silenceSeconds` whether they are
+    /// still there (not while the connection is down: the reconnection says so).
+    private func checkSilent() throws {
+        guard connection.isConnected else { return }
+        let now = StreamMain.monotonicSeconds()
+        var lost = Lost(partitions: [], servers: [])
+        for (p, subscription) in subscriptions where now - (heard[p] ?? now) >= silenceSeconds {
+            if try connection.consumerPlacement(subscription, waitMilliseconds: 1000) != nil {
+                heard[p] = now
+            } else {
+                lost.partitions.append(p)
+                if let server = placement[p]?.server, !server.isEmpty, !lost.servers.contains(server) {
+                    lost.servers.append(server)
+                }
+            }
+        }
+        if !lost.partitions.isEmpty { throw lost }
+    }
+
     /// Takes what the partitions have (waiting up to `waitMilliseconds` in all for a
     /// round in which none has anything), up to a batch, and commits it. The messages
     /// stored, or nil when no partition had anything. When a partition's deliveries skip
     /// a number, or fetching or committing fails, nothing of the batch is kept and every
     /// partition is read again from the store's positions (the error, if any, is thrown).
+    /// When the consumers of silent partitions are gone, it says so and reads those
+    /// partitions again from new consumers.
     public func step(
         waitMilliseconds: Int64, clock: @escaping () -> Timestamp, refused: (MessageAppender.Refusal) -> Void
     ) throws -> Int? {
+        destroyRetired()
+        // A subscription that failed part way (NATS did not answer) is finished first.
+        if subscriptions.count < partitions.count { try subscribeMissing() }
         do {
+            try checkSilent()
             return try take(waitMilliseconds: waitMilliseconds, clock: clock, refused: refused)
         } catch is Gap {
             try resubscribe()
+            return 0
+        } catch let lost as Lost {
+            let list = lost.partitions.map(String.init).joined(separator: ",")
+            let which = lost.partitions.count == 1 ? "the consumer of partition" : "the consumers of partitions"
+            let on = lost.servers.isEmpty ? "" : " on NATS server \(lost.servers.joined(separator: ", "))"
+            let after = lost.partitions.map { "\($0)@\(positions[$0]!)" }.joined(separator: " ")
+            tell("lost \(which) \(list)\(on); reading again after \(after)")
+            unsubscribe(lost: Set(lost.partitions))
+            try subscribeMissing()
             return 0
         } catch {
             try? resubscribe()
@@ -113,6 +205,7 @@ public final class Consumer {
                 guard room > 0 else { break }
                 let fetched = try connection.fetch(
                     subscription, count: room, waitMilliseconds: messages.isEmpty && waited ? wait : 5)
+                if !fetched.isEmpty { heard[p] = StreamMain.monotonicSeconds() }
                 for m in fetched {
                     guard m.delivery == nextDelivery[p] else { throw Gap() }
                     nextDelivery[p] = m.delivery + 1
@@ -122,7 +215,7 @@ public final class Consumer {
                     lag[p] = m.pending
                 }
                 got = got || !fetched.isEmpty
-                full = full || fetched.count == room
+                full = full || fetched.count >= room
             }
             if got && !full { break }  // everything there was is taken
             if !got {
@@ -142,6 +235,13 @@ public final class Consumer {
     }
 }
 
+/// Where a partition's consumer lives: its name, and the server that holds it ("" when
+/// JetStream does not say, as a server outside a cluster does not).
+struct ConsumerPlacement {
+    var name: String
+    var server: String
+}
+
 /// A message taken from a pull consumer.
 struct FetchedMessage {
     var sequence: UInt64
@@ -155,7 +255,9 @@ struct FetchedMessage {
 extension JetStreamConnection {
     /// A pull consumer of `partition`'s subject from the message after stream sequence
     /// `after`; it acknowledges nothing (the store's position is the acknowledgement) and
-    /// the server forgets it 10 minutes after its last pull.
+    /// the server forgets it 10 minutes after its last pull. JetStream's answer is waited
+    /// for 3 s: a server of the stream that is gone but not yet noticed may be given the
+    /// consumer, and never answers (asking again places it anew).
     func pullSubscribe(stream: String, partition: Int, after: UInt64) throws -> OpaquePointer {
         var options = jsSubOptions()
         jsSubOptions_Init(&options)
@@ -163,22 +265,66 @@ extension JetStreamConnection {
         options.Config.OptStartSeq = after == 0 ? 0 : after + 1
         options.Config.AckPolicy = js_AckNone
         options.Config.InactiveThreshold = 600 * 1_000_000_000
+        var wait = jsOptions()
+        jsOptions_Init(&wait)
+        wait.Wait = 3000
         var subscription: OpaquePointer?
         var code = jsErrCode(0)
         let status = stream.withCString { name in
             options.Stream = name
             return js_PullSubscribe(
-                &subscription, context, EventSubjects.subject(partition: partition), nil, nil, &options, &code)
+                &subscription, context, EventSubjects.subject(partition: partition), nil, &wait, &options, &code)
         }
         try check("subscribing to partition \(partition) of \(stream)", status, code)
         return subscription!
     }
 
+    /// Whether the connection is up (not reconnecting, not closed).
+    var isConnected: Bool { natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED }
+
+    /// Where the consumer of `subscription` lives; nil when JetStream says it does not
+    /// exist, or nothing answers for it within `waitMilliseconds` (its server is gone).
+    func consumerPlacement(_ subscription: OpaquePointer, waitMilliseconds: Int64) throws -> ConsumerPlacement? {
+        var options = jsOptions()
+        jsOptions_Init(&options)
+        options.Wait = waitMilliseconds
+        var info: UnsafeMutablePointer<jsConsumerInfo>?
+        var code = jsErrCode(0)
+        let status = natsSubscription_GetConsumerInfo(&info, subscription, &options, &code)
+        if status == NATS_NOT_FOUND || status == NATS_TIMEOUT { return nil }
+        try check("asking for a consumer's state", status, code)
+        defer { jsConsumerInfo_Destroy(info) }
+        guard let i = info?.pointee else { return nil }
+        return ConsumerPlacement(
+            name: i.Name.map { String(cString: $0) } ?? "",
+            server: i.Cluster?.pointee.Leader.map { String(cString: $0) } ?? "")
+    }
+
+    /// Deletes the consumer `name`, waiting `waitMilliseconds` at most for the answer;
+    /// a failure is let go (the server forgets a consumer 10 minutes after its last pull).
+    func deleteConsumer(stream: String, name: String, waitMilliseconds: Int64) {
+        var options = jsOptions()
+        jsOptions_Init(&options)
+        options.Wait = waitMilliseconds
+        _ = js_DeleteConsumer(context, stream, name, &options, nil)
+    }
+
     /// Up to `count` messages, as soon as some are there; none after `waitMilliseconds`.
+    ///
+    /// It may bring a few hundred more when messages are already waiting in the
+    /// subscription (the late part of an answer that a fetch stopped waiting for), or for a
+    /// `count` under 8. libnats 3.4 (`_fetch` in js.c) takes the waiting messages first,
+    /// then asks the server for the rest of the batch and reads until it holds exactly that
+    /// rest: with more than half the batch waiting, it reads on past the array it made for
+    /// the batch and corrupts the heap. So the batch asked for is then at least twice what
+    /// is waiting, with room for more arriving meanwhile.
     func fetch(_ subscription: OpaquePointer, count: Int, waitMilliseconds: Int64) throws -> [FetchedMessage] {
+        var waiting: Int32 = 0
+        _ = natsSubscription_GetPending(subscription, &waiting, nil)
+        let batch = waiting > 0 || count < 8 ? max(count, 2 * Int(waiting) + 200) : count
         var list = natsMsgList()
         var code = jsErrCode(0)
-        let status = natsSubscription_Fetch(&list, subscription, Int32(count), max(1, waitMilliseconds), &code)
+        let status = natsSubscription_Fetch(&list, subscription, Int32(batch), max(1, waitMilliseconds), &code)
         defer { natsMsgList_Destroy(&list) }
         if status == NATS_TIMEOUT { return [] }
         try check("fetching messages", status, code)

@@ -58,14 +58,33 @@ public final class JetStreamConnection: @unchecked Sendable {
         private let say: @Sendable (String) -> Void
         private let monitor = Monitor()
         private var closed = false
+        /// The server last connected to, named when it is lost.
+        private var server = ""
         init(_ say: @escaping @Sendable (String) -> Void) { self.say = say }
 
         /// The connection is being closed on purpose: that is no news.
         func closing() { monitor.locked { closed = true } }
 
+        func connected(_ connection: OpaquePointer?) {
+            let url = JetStreamConnection.connectedURL(connection)
+            monitor.locked { server = url }
+        }
+
+        func lost() {
+            let url = monitor.locked { server }
+            tell("lost the connection to NATS" + (url.isEmpty ? "" : " at \(url)") + "; reconnecting…")
+        }
+
         func tell(_ line: String) {
             if !monitor.locked({ closed }) { say(line) }
         }
+    }
+
+    /// The URL of the server `connection` is connected to ("" while it is not).
+    static func connectedURL(_ connection: OpaquePointer?) -> String {
+        var url = [CChar](repeating: 0, count: 256)
+        _ = natsConnection_GetConnectedUrl(connection, &url, url.count)
+        return String(decoding: url.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Connects to the first of `servers` that answers (each `nats://host:port`),
@@ -92,22 +111,20 @@ public final class JetStreamConnection: @unchecked Sendable {
             natsOptions_SetDisconnectedCB(
                 options,
                 { _, closure in
-                    Unmanaged<ConnectionEvents>.fromOpaque(closure!).takeUnretainedValue().tell(
-                        "lost the connection to NATS; reconnecting…")
+                    Unmanaged<ConnectionEvents>.fromOpaque(closure!).takeUnretainedValue().lost()
                 }, closure))
         try check(
             "options",
             natsOptions_SetReconnectedCB(
                 options,
                 { connection, closure in
-                    var url = [CChar](repeating: 0, count: 256)
-                    _ = natsConnection_GetConnectedUrl(connection, &url, url.count)
-                    let text = String(decoding: url.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                    Unmanaged<ConnectionEvents>.fromOpaque(closure!).takeUnretainedValue().tell(
-                        "connected to NATS again at \(text)")
+                    let events = Unmanaged<ConnectionEvents>.fromOpaque(closure!).takeUnretainedValue()
+                    events.connected(connection)
+                    events.tell("connected to NATS again at \(JetStreamConnection.connectedURL(connection))")
                 }, closure))
         var connection: OpaquePointer?
         try check("connecting to \(servers.joined(separator: ","))", natsConnection_Connect(&connection, options))
+        events.connected(connection)
         var jsOptions = jsOptions()
         jsOptions_Init(&jsOptions)
         jsOptions.Wait = 10_000

@@ -198,6 +198,7 @@ public enum StreamMain {
         if let n = getenv("PUSHTRAIL_BATCH_EVENTS").flatMap({ Int(String(cString: $0)) }), n > 0 {
             consumer.batchEvents = n
         }
+        consumer.tell = { say($0) }
         let terminal = isatty(2) == 1 && !options.quiet
         var lastProgress = 0.0
         var pause: UInt32 = 1
@@ -214,11 +215,11 @@ public enum StreamMain {
                 pause = 1
             } catch let failure as NATSFailure {
                 // Nothing of the batch was kept; the partitions are read again from the
-                // store's positions once NATS answers.
+                // store's positions once NATS answers (the consumer subscribes again
+                // those it could not).
                 say("\(failure); trying again in \(pause) s")
                 sleep(pause)
                 pause = min(pause * 2, 30)
-                try? consumer.resubscribe()
                 continue
             }
             if terminal, monotonicSeconds() - lastProgress > 1 {

@@ -192,9 +192,9 @@ struct JetStreamTests {
             #expect(
                 try consumer.step(waitMilliseconds: 300, clock: { Timestamp(microseconds: 1) }, refused: { _ in }) == 10
             )
-            // Take 5 deliveries away, as a dropped connection would: the next step sees the gap.
-            let stolen = try connection.fetch(consumer.subscriptions[0].subscription, count: 5, waitMilliseconds: 300)
-            #expect(stolen.count == 5)
+            // Take 10 deliveries away, as a dropped connection would: the next step sees the gap.
+            let stolen = try connection.fetch(consumer.subscriptions[0].subscription, count: 10, waitMilliseconds: 300)
+            #expect(stolen.count == 10)
             #expect(
                 try consumer.step(waitMilliseconds: 300, clock: { Timestamp(microseconds: 1) }, refused: { _ in }) == 0)
             while try consumer.step(waitMilliseconds: 300, clock: { Timestamp(microseconds: 1) }, refused: { _ in })
@@ -202,6 +202,41 @@ struct JetStreamTests {
             {}
             let stored = try store.read { try $0.head().seq }
             #expect(stored == UInt64(lines.count) && consumer.summary.duplicates == 0)
+            #expect(try store.verify().ok)
+        }
+    }
+
+    @Test(
+        "a consumer the server no longer has is noticed once its partition is silent, said, and replaced",
+        .enabled(if: NATSServer.installed))
+    func lostConsumer() throws {
+        let server = try NATSServer()
+        let lines = Array(Self.sampleLines.prefix(120))
+        _ = try publish(lines, to: server, partitions: 1)
+        try withTemporaryStores { store, _ in
+            let connection = try JetStreamConnection(servers: [server.url]) { _ in }
+            let consumer = try Consumer(
+                connection: connection, store: store, stream: EventSubjects.defaultStream, partitions: [0])
+            consumer.batchEvents = 40
+            consumer.silenceSeconds = 0
+            var said: [String] = []
+            consumer.tell = { said.append($0) }
+            #expect(
+                try consumer.step(waitMilliseconds: 300, clock: { Timestamp(microseconds: 1) }, refused: { _ in }) == 40
+            )
+            // The server forgets the consumer, as when the server holding it goes.
+            let placement = try #require(
+                try connection.consumerPlacement(consumer.subscriptions[0].subscription, waitMilliseconds: 2000))
+            connection.deleteConsumer(stream: EventSubjects.defaultStream, name: placement.name, waitMilliseconds: 2000)
+            #expect(
+                try consumer.step(waitMilliseconds: 300, clock: { Timestamp(microseconds: 1) }, refused: { _ in }) == 0)
+            let on = placement.server.isEmpty ? "" : " on NATS server \(placement.server)"
+            #expect(said == ["lost the consumer of partition 0\(on); reading again after 0@40"])
+            while try consumer.step(waitMilliseconds: 300, clock: { Timestamp(microseconds: 1) }, refused: { _ in })
+                != nil
+            {}
+            let stored = try store.read { try $0.head().seq }
+            #expect(stored == UInt64(lines.count) && consumer.summary.duplicates == 0 && said.count == 1)
             #expect(try store.verify().ok)
         }
     }
