@@ -107,7 +107,8 @@ public enum TimelineText {
     /// "3 days before the complete", or "← the complete" on the anchor itself.
     public static func relative(_ loaded: LoadedEvent, to anchor: LoadedEvent?) -> String? {
         guard let anchor else { return nil }
-        if anchor.seq == loaded.seq { return "← " + anchorName(anchor.event) }
+        // The same seq and id: over a cluster a seq alone names an event of each shard.
+        if anchor.seq == loaded.seq && anchor.event.id == loaded.event.id { return "← " + anchorName(anchor.event) }
         return RelativeTime.describe(loaded.event.at, relativeTo: anchor.event.at) + " " + anchorName(anchor.event)
     }
 }

@@ -17,6 +17,9 @@ public struct TimelineView: Sendable {
     /// Ids, users and tasks link to their pages (the server's); a standalone report
     /// links nowhere.
     public var links: Bool
+    /// The page anchor of an entry: `seq-N`, and over a cluster, whose seqs repeat from
+    /// shard to shard, `seq-SHARD-N`.
+    public var entryAnchor: @Sendable (LoadedEvent) -> String = { "seq-\($0.seq)" }
 
     public init(
         subject: String, appName: String, androidAppName: String, anchor: LoadedEvent?,
@@ -116,8 +119,9 @@ enum Timeline {
         let flagged = entry.findings.isEmpty ? "" : " flagged"
         let outside = entry.member ? "" : " outside"
         let android = e.notification?.platform == .android ? " android" : ""
+        let id = HTML.escape(c.entryAnchor(entry.loaded))
         h.raw(
-            "<li class=\"entry \(e.type)\(android)\(flagged)\(outside)\" id=\"seq-\(entry.loaded.seq)\">\n"
+            "<li class=\"entry \(e.type)\(android)\(flagged)\(outside)\" id=\"\(id)\">\n"
                 + "<div class=\"when\"><time datetime=\"\(e.at)\">"
         )
         h.text(e.at.description)

@@ -172,16 +172,20 @@ final class Cluster: @unchecked Sendable {
         } ?? nil
     }
 
-    /// The store of local shard `shard`, opened once. Shards open in parallel: a
-    /// question asks each shard from one thread, so no shard is opened twice.
+    /// The store of local shard `shard`, opened once. Opens take turns: LMDB's open
+    /// holds a lock file's exclusive lock while it sets up and waits for another's, so
+    /// two processes each opening two shards at once from two threads can each wait on
+    /// the other (the kernel refuses that, EDEADLK). One open at a time cannot.
     func store(_ shard: Int) throws -> Store {
-        if let open = lock.locked({ stores[shard] }) { return open }
-        guard case .store(let dir) = file.shards[shard].location else {
-            preconditionFailure("shard \(shard) is not local")
+        try lock.locked {
+            if let open = stores[shard] { return open }
+            guard case .store(let dir) = file.shards[shard].location else {
+                preconditionFailure("shard \(shard) is not local")
+            }
+            let store = try Store(path: dir, create: false)
+            stores[shard] = store
+            return store
         }
-        let store = try Store(path: dir, create: false)
-        lock.locked { stores[shard] = store }
-        return store
     }
 
     private func answerLocally(_ shard: Int, _ question: ReadQuestion, book: UnregistrationBook?)

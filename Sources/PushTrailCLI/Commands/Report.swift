@@ -127,6 +127,7 @@ enum ReportCommand: Command {
         let head: ChainHead
         let storePath: String
         var shardHeads: [(name: String, head: ChainHead)] = []
+        var entryAnchor: (@Sendable (LoadedEvent) -> String)?
         if let cluster {
             let timelineSubject: TimelineSubject
             switch options.subject {
@@ -134,11 +135,14 @@ enum ReportCommand: Command {
             case .task(let taskID): timelineSubject = .taskWithDeliveries(taskID)
             case .user(let user, let since): timelineSubject = .user(user, since: since)
             }
-            entries = try cluster.timeline(
+            let merged = try cluster.timeline(
                 timelineSubject, horizon: horizon, stateChanges: true,
-                book: try cluster.book(for: .timeline(timelineSubject, horizon))
-            )
-            .map(\.entry)
+                book: try cluster.book(for: .timeline(timelineSubject, horizon)))
+            entries = merged.map(\.entry)
+            var shardOf: [ObjectIdentifier: String] = [:]
+            for (shard, entry) in merged { shardOf[ObjectIdentifier(entry.loaded)] = cluster.file.shards[shard].name }
+            let names = shardOf
+            entryAnchor = { "seq-\(names[ObjectIdentifier($0)] ?? "")-\($0.seq)" }
             shardHeads = try cluster.perShard(.head).map {
                 (
                     $0.name,
@@ -175,6 +179,7 @@ enum ReportCommand: Command {
                 anchor: try Render.anchor(in: entries.filter(\.member).map(\.loaded), relativeTo: options.relativeTo),
                 token: { context.token($0, arguments) }, links: false))
         content.shardHeads = shardHeads
+        if let entryAnchor { content.view.entryAnchor = entryAnchor }
         let page = Array(ReportPage.render(content).utf8)
 
         let output = options.output ?? SafeFileName.named(stem: stem, tail: "-report.html")
