@@ -46,7 +46,10 @@ need_build_deps
 need_packages nats-server curl
 command -v python3 >/dev/null || need_packages python3
 say "stream-failover-test: building release…"
-for product in pushtrail pushtrail-stream pushtrail-gen; do swift build -c release --product "$product" >/dev/null; done
+for product in pushtrail pushtrail-stream pushtrail-gen; do
+    swift build -c release --product "$product" >/dev/null ||
+        fail "the release build of $product failed (swift build -c release --product $product says why)"
+done
 bin="$(swift build -c release --show-bin-path)"
 nats="$(command -v nats-server || echo /usr/sbin/nats-server)"
 helper=(python3 "$PT_ROOT/Scripts/reliability/stream_failover.py")
