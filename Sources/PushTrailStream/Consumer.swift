@@ -120,6 +120,19 @@ public final class Consumer {
         }
     }
 
+    /// Whether every partition is read to the end of what the stream holds now, as its
+    /// consumer on the server says: a round that fetched nothing is not proof, as a
+    /// fetch can come back empty while the server is busy (`--drain`).
+    public func caughtUp() throws -> Bool {
+        guard subscriptions.count == partitions.count else { return false }
+        for (_, subscription) in subscriptions {
+            guard let left = try connection.undelivered(subscription, waitMilliseconds: 2000), left == 0 else {
+                return false
+            }
+        }
+        return true
+    }
+
     /// A partition's deliveries skipped a number: what was fetched is dropped.
     struct Gap: Error {}
 
@@ -298,6 +311,25 @@ extension JetStreamConnection {
         return ConsumerPlacement(
             name: i.Name.map { String(cString: $0) } ?? "",
             server: i.Cluster?.pointee.Leader.map { String(cString: $0) } ?? "")
+    }
+
+    /// The messages the server has not yet sent to `subscription`'s consumer, and those
+    /// it has sent that wait in the subscription unread; nil when the server does not
+    /// say.
+    func undelivered(_ subscription: OpaquePointer, waitMilliseconds: Int64) throws -> UInt64? {
+        var options = jsOptions()
+        jsOptions_Init(&options)
+        options.Wait = waitMilliseconds
+        var info: UnsafeMutablePointer<jsConsumerInfo>?
+        var code = jsErrCode(0)
+        let status = natsSubscription_GetConsumerInfo(&info, subscription, &options, &code)
+        if status == NATS_NOT_FOUND || status == NATS_TIMEOUT { return nil }
+        try check("asking for a consumer's state", status, code)
+        defer { jsConsumerInfo_Destroy(info) }
+        guard let i = info?.pointee else { return nil }
+        var waiting: Int32 = 0
+        _ = natsSubscription_GetPending(subscription, &waiting, nil)
+        return i.NumPending + UInt64(max(0, waiting))
     }
 
     /// Deletes the consumer `name`, waiting `waitMilliseconds` at most for the answer;

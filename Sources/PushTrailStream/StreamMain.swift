@@ -227,7 +227,15 @@ public enum StreamMain {
                 let lag = partitions.map { "\($0):\(consumer.lag[$0] ?? 0)" }.joined(separator: " ")
                 writeError("\rconsumed \(consumer.summary.read) messages; lag by partition \(lag)\u{1B}[K")
             }
-            if stored == nil && options.drain { break }
+            if stored == nil && options.drain {
+                do {
+                    if try consumer.caughtUp() { break }
+                } catch let failure as NATSFailure {
+                    say("\(failure); trying again in \(pause) s")
+                    sleep(pause)
+                    pause = min(pause * 2, 30)
+                }
+            }
         }
         if terminal { writeError("\r\u{1B}[K") }
         let s = consumer.summary
