@@ -37,6 +37,8 @@ if [ $# -eq 0 ]; then
     Scripts/stream-crash-test.sh --points 10 --events 40000
     say "stream failover: SIGKILL of the stream's leader in a 3-server cluster mid-stream, the consumer goes on…"
     Scripts/stream-failover-test.sh
+    say "a cluster answers as one store: 200,000 events through JetStream into 4 shards, 2 served, every reading command compared…"
+    Scripts/cluster-test.sh --events 200000 --seed 7
     # A fixed seed keeps CI's run repeatable; by hand, leave --seed out for new requests.
     say "hostile HTTP: 10,000 randomised and ~2,000 fixed hostile requests against pushtrail-server…"
     Scripts/hostile-test.sh --requests 10000 --seed 11

@@ -248,7 +248,8 @@ def parse(out, ndjson):
 # out: the header's "As of" (@HEAD against @SEQ without --at), "Chain head" (one seq
 # and hash) against "Chain heads" (one per shard), "Store" (a directory) against
 # "Cluster" (the file), "Report made" (the wall clock), and the footer, which names
-# the store's head or tells to verify the shards; the seqs (an entry's `id="seq-N"` and
+# the store's head or tells to verify the shards; the seqs (an entry's `id="seq-N"`, over
+# a cluster `id="seq-SHARD-N"`, and
 # `<span class="seq">#N</span>`, the "Times relative to" event's "(#N, ", and "seq N"
 # in finding messages); and the order of entries with the same `at` (as untie() does
 # for JSON: such entries are put in the order of their text). When the page has such
@@ -258,7 +259,7 @@ HEADER_FACT = re.compile(r"^<dt>(Chain heads?|Store|Cluster)</dt><dd>.*</dd>\n",
 AS_OF = re.compile(r"^(<dt>As of</dt><dd>)@(?:\d+|HEAD)(</dd>)$", re.M)
 MADE = re.compile(r"^(<dt>Report made</dt><dd>)[^<]*(</dd>)$", re.M)
 FOOTER = re.compile(r"^<footer>.*</footer>$", re.M)
-SEQ_IN_PAGE = re.compile(r'(id="seq-|<span class="seq">#|\(#|\bseq )\d+')
+SEQ_IN_PAGE = re.compile(r'(id="seq-|<span class="seq">#|\(#|\bseq )(?:[a-z0-9_]+-)?\d+')
 ENTRY = re.compile(r'<li class="entry[^"]*"[^>]*>\n<div class="when"><time datetime="([^"]+)".*?</li>\n', re.S)
 TASK_ROWS = re.compile(r'(<table class="tasks">\n<thead>.*?</thead>\n<tbody>\n)(.*?)(</tbody>)', re.S)
 
