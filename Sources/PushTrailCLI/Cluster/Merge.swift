@@ -129,7 +129,7 @@ extension Cluster {
         return (first.shard, loaded)
     }
 
-    /// `stats --json` over every shard: counts added, users and threads counted once.
+    /// `stats --json` over every shard: counts added; tasks, threads and users counted once.
     func stats() throws -> JSONValue {
         let answers = try askAll(.stats)
         var events: Int64 = 0
@@ -197,7 +197,7 @@ extension Cluster {
         ] + missing.map { ("missing", "shard \($0) did not answer") }
     }
 
-    /// How many distinct users or threads the shards hold together.
+    /// How many distinct users, threads or tasks the shards hold together.
     private func distinctKeys(_ kind: ReadQuestion.KeyKind) throws -> Int {
         var keys = Set<String>()
         for (shard, answer) in try askAll(.keys(kind)) {
