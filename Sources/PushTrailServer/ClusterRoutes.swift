@@ -6,6 +6,9 @@ import PushTrailStore
 /// dead devices, so the shard's `sent_after_unregistered` is the one a single store of
 /// every shard's events would give.
 extension Routes {
+    /// The largest book of dead devices taken: about 115,000 devices.
+    static let maxBookBytes = 16 << 20
+
     /// A read route that takes GET, or POST with the cluster's book; `answer` builds the
     /// response from the request and the book (nil for a GET).
     func bookRoute(
@@ -17,11 +20,15 @@ extension Routes {
             guard Routes.mediaType(request) == "application/json" else {
                 throw Failure(415, "send the cluster's book of dead devices as Content-Type: application/json")
             }
-            if let declared = request.header("content-length").flatMap(Int.init), declared > maxBody {
-                throw Failure(413, "the body is \(declared) bytes, over this server's limit of \(maxBody) (--max-body)")
+            // A book is parsed whole, at about 16 bytes of memory per byte: its own
+            // limit, whatever --max-body allows an append.
+            let limit = min(maxBody, Routes.maxBookBytes)
+            if let declared = request.header("content-length").flatMap(Int.init), declared > limit {
+                throw Failure(
+                    413, "the book of dead devices is \(declared) bytes, over this server's limit of \(limit)")
             }
             return .receive(
-                BookUpload(template: template, limit: maxBody) { book in try answer(request, book) }, route: template)
+                BookUpload(template: template, limit: limit) { book in try answer(request, book) }, route: template)
         }
     }
 
@@ -84,7 +91,8 @@ final class BookUpload: HTTPUpload {
     func receive(_ bytes: UnsafeRawBufferPointer) -> HTTPResponse? {
         body.append(contentsOf: bytes)
         return body.count > limit
-            ? Routes.error(413, "the body is over this server's limit of \(limit) bytes (--max-body)", route: template)
+            ? Routes.error(
+                413, "the book of dead devices is over this server's limit of \(limit) bytes", route: template)
             : nil
     }
 

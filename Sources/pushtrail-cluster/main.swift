@@ -13,7 +13,7 @@ struct CurlTransport: RemoteTransport {
         let asked = requests.map {
             HTTPClientRequest(
                 url: $0.url, method: $0.method, headers: $0.headers, body: $0.body, timeout: $0.timeout,
-                connectTimeout: $0.connectTimeout, caFile: $0.caFile)
+                connectTimeout: $0.connectTimeout, caFile: $0.caFile, maxBodyBytes: $0.maxBodyBytes)
         }
         return HTTPClient.perform(asked).map { result in
             switch result {

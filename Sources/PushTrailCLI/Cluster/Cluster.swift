@@ -116,6 +116,10 @@ final class Cluster: @unchecked Sendable {
                             ? " (and \(failures.count - 1) more shard\(failures.count == 2 ? "" : "s"))" : "")
                         + "; --partial answers from the others")
             }
+            guard !answers.isEmpty || shards.isEmpty else {
+                throw CommandError.io(
+                    "no shard answered (shard \(failures[0].shard): \(failures[0].reason)); nothing to answer from")
+            }
             for f in failures where !missing.contains(f.shard) {
                 missing.append(f.shard)
                 context.stderr.line("pushtrail: shard \(f.shard) did not answer: \(f.reason); the answer leaves it out")
@@ -155,6 +159,9 @@ final class Cluster: @unchecked Sendable {
         }
         return book
     }
+
+    /// The longest answer a remote shard may send (a whole audit's findings fit).
+    static let maxAnswerBytes = 256 << 20
 
     /// The most device keys asked for by name (about 33 bytes each in the request line).
     static let bookKeysLimit = 200
@@ -230,7 +237,7 @@ final class Cluster: @unchecked Sendable {
             requests.append(
                 RemoteRequest(
                     url: url, method: method, headers: headers, body: body, timeout: file.timeout,
-                    connectTimeout: min(10, file.timeout), caFile: caFile))
+                    connectTimeout: min(10, file.timeout), caFile: caFile, maxBodyBytes: Cluster.maxAnswerBytes))
             asked.append(shard)
         }
         for (shard, result) in zip(asked, transport.perform(requests)) {
@@ -242,7 +249,10 @@ final class Cluster: @unchecked Sendable {
                 out.append((shard, .success(.found(reply.body))))
             case .success(let reply):
                 let message = Cluster.errorMessage(reply.body) ?? "HTTP \(reply.status)"
-                if reply.status == 404 {
+                // Only a task or an event can be missing from a shard; any other 404 is a
+                // shard that does not serve what a cluster asks (a wrong URL, an older
+                // server), and must not be taken for an empty answer.
+                if reply.status == 404, question(shard).canBeMissing {
                     out.append((shard, .success(.missing(message))))
                 } else {
                     out.append((shard, .failure(ShardFailure(shard: name, reason: "HTTP \(reply.status): \(message)"))))

@@ -37,7 +37,7 @@ extension Cluster {
             throw CommandError.io("shard \(file.shards[owner].name), which holds task \(id), did not answer")
         }
         guard let bytes = answer.answer.bytes else { return nil }
-        return try withMissing(bytes, shard: owner)
+        return try checkedObject(bytes, shard: owner)
     }
 
     /// `audit` over the cluster: every shard audited with the cluster's book, the
@@ -87,6 +87,8 @@ extension Cluster {
                 all.append((shard, loaded))
                 start = i + 1
             }
+            // Every line ends with a line break: a last one without is an answer cut short.
+            guard start == bytes.count else { throw malformed(shard) }
         }
         all.sort { ($0.loaded.event.at, $0.shard, $0.loaded.seq) < ($1.loaded.event.at, $1.shard, $1.loaded.seq) }
         if let limit, all.count > limit { all.removeFirst(all.count - limit) }
@@ -143,18 +145,28 @@ extension Cluster {
         for (shard, answer) in answers {
             guard let body = answer.bytes else { continue }
             let ok: Bool? = JSONAnswer.parse(body) { v in
-                func int(_ name: StaticString) -> Int64 { v.member(v.root, name).flatMap(v.int64) ?? 0 }
-                events += int("events")
-                bytes += int("store_bytes")
-                dictionaries += int("dictionaries")
-                format = max(format, int("format"))
-                if let t = v.member(v.root, "by_type") {
-                    v.forEachMember(t) { k, n in byType[v.string(k) ?? "", default: 0] += v.int64(n) ?? 0 }
+                // A count is a number from 0 to a trillion: anything else is not a store's.
+                func int(_ index: Int?) -> Int64? {
+                    index.flatMap(v.int64).flatMap { (0...1 << 40).contains($0) ? $0 : nil }
                 }
+                guard let e = int(v.member(v.root, "events")), let b = int(v.member(v.root, "store_bytes")),
+                    let d = int(v.member(v.root, "dictionaries")), let f = int(v.member(v.root, "format"))
+                else { return false }
+                events += e
+                bytes += b
+                dictionaries += d
+                format = max(format, f)
+                var counts = true
+                if let t = v.member(v.root, "by_type") {
+                    v.forEachMember(t) { k, n in
+                        if let c = int(n) { byType[v.string(k) ?? "", default: 0] += c } else { counts = false }
+                    }
+                }
+                guard counts else { return false }
                 if let f = v.member(v.root, "first_at").flatMap(v.string) { first = min(first ?? f, f) }
                 if let l = v.member(v.root, "last_at").flatMap(v.string) { last = max(last ?? l, l) }
                 for s in v.member(v.root, "streams").map(v.elements) ?? [] { streams.append(.raw(v.rawString(s))) }
-                return v.member(v.root, "events") != nil
+                return true
             }
             guard ok == true else { throw malformed(shard) }
         }
@@ -223,6 +235,8 @@ extension Cluster {
             if case .raw(let text)? = member(key) { return Int64(text) }
             return nil
         }
+        /// A count or seq: nil when missing or negative.
+        func uint(_ key: String) -> UInt64? { int(key).flatMap { UInt64(exactly: $0) } }
         func bool(_ key: String) -> Bool? {
             if case .raw(let text)? = member(key) { return text == "true" ? true : text == "false" ? false : nil }
             return nil
@@ -249,19 +263,35 @@ extension Cluster {
                     }
                 } ?? nil
             guard let members else { throw malformed(shard) }
-            return ShardObject(name: file.shards[shard].name, members: members)
+            let object = ShardObject(name: file.shards[shard].name, members: members)
+            // What head and verify print must be what a store says.
+            switch question {
+            case .head:
+                guard object.uint("seq") != nil, object.string("hash").flatMap(SHA256.bytes(hex:))?.count == 32 else {
+                    throw malformed(shard)
+                }
+            case .verify:
+                guard object.bool("ok") != nil, object.uint("events") != nil else { throw malformed(shard) }
+            default: break
+            }
+            return object
         }
     }
 
-    /// A shard's object answer with `missing_shards` added when shards were left out.
-    private func withMissing(_ bytes: [UInt8], shard: Int) throws -> JSONValue {
-        guard !missing.isEmpty else { return .raw(String(decoding: bytes, as: UTF8.self)) }
+    /// A shard's object answer, checked to be one: its `as_of` named with the shard
+    /// (`d@4787`: a seq is the shard's), `missing_shards` added when shards were left out.
+    private func checkedObject(_ bytes: [UInt8], shard: Int) throws -> JSONValue {
         let members: [(String, JSONValue)]? =
             JSONAnswer.parse(bytes) { v in
                 v.kind(v.root) == .object
                     ? v.members(v.root).map { (v.string($0.key) ?? "", .raw(v.rawString($0.value))) } : nil
             } ?? nil
-        guard let members else { throw malformed(shard) }
+        guard var members else { throw malformed(shard) }
+        if let i = members.firstIndex(where: { $0.0 == "as_of" }), case .raw(let text) = members[i].1,
+            text.hasPrefix("\"@")
+        {
+            members[i].1 = .string(file.shards[shard].name + String(text.dropFirst().dropLast()))
+        }
         return .object(members + missingMember)
     }
 }

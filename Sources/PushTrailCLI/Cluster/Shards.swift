@@ -14,6 +14,8 @@ public struct RemoteRequest: Sendable {
     public var connectTimeout: Double
     /// A CA bundle that signs the shard's certificate (a self-signed deployment).
     public var caFile: String?
+    /// The longest answer taken: a longer one is a failure, not a memory blow-up.
+    public var maxBodyBytes: Int
 }
 
 /// A shard server's answer: any status, with its body.

@@ -24,6 +24,7 @@ extension Cluster {
                 all.append((shard, entry))
                 start = i + 1
             }
+            guard start == bytes.count else { throw malformed(shard) }
         }
         return all.sorted {
             ($0.entry.loaded.event.at, $0.shard, $0.entry.loaded.seq) < (
@@ -104,9 +105,10 @@ extension Cluster {
     func taskReport(_ id: Int64, horizon: Horizon?) throws -> (report: TaskReport, asOf: String)? {
         let owner = file.owner(ofTask: id)
         let book = try self.book(for: .timeline(.task(id), horizon), shards: [owner])
-        guard let answer = try ask([owner], book: book, { _ in .task(id, horizon) }).first?.answer.bytes else {
-            return nil
+        guard let asked = try ask([owner], book: book, { _ in .task(id, horizon) }).first else {
+            throw CommandError.io("shard \(file.shards[owner].name), which holds task \(id), did not answer")
         }
+        guard let answer = asked.answer.bytes else { return nil }
         let history = try timeline(.task(id), horizon: horizon, shards: [owner], book: book).map { _, e in
             HistoryEntry(
                 loaded: e.loaded, from: e.transition?.from ?? e.taskState ?? .active,

@@ -146,7 +146,7 @@ enum ReportCommand: Command {
             shardHeads = try cluster.perShard(.head).map {
                 (
                     $0.name,
-                    ChainHead(seq: UInt64($0.int("seq") ?? 0), hash: SHA256.bytes(hex: $0.string("hash") ?? "") ?? [])
+                    ChainHead(seq: $0.uint("seq") ?? 0, hash: SHA256.bytes(hex: $0.string("hash") ?? "") ?? [])
                 )
             }
             (head, storePath) = (.empty, cluster.path)

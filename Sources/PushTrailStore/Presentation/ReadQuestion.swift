@@ -42,6 +42,15 @@ public enum ReadQuestion: Sendable {
         }
     }
 
+    /// Whether a shard may hold nothing for it (a task, an event), rather than always
+    /// answer.
+    public var canBeMissing: Bool {
+        switch self {
+        case .task, .show: true
+        default: false
+        }
+    }
+
     /// Whether the answer holds findings, and so takes the cluster's book of dead devices.
     public var takesBook: Bool {
         switch self {
