@@ -196,9 +196,14 @@ SEQ_IN_TEXT = re.compile(r"\bseq \d+")
 ADB_SEQ = re.compile(rb"(\(seq |\"pushtrail-)\d+")
 
 
+# A position: `@SEQ` in one store, `@HEAD` over a cluster, `NAME@SEQ` for a task (its
+# owning shard's head).
+AS_OF_POSITION = re.compile(r"^[a-z0-9_]*@(\d+|HEAD)$")
+
+
 def normalise(value):
     if isinstance(value, dict):
-        return {k: "@…" if k == "as_of" and str(v).startswith("@") else v if k == "event" else normalise(v)
+        return {k: "@…" if k == "as_of" and AS_OF_POSITION.match(str(v)) else v if k == "event" else normalise(v)
                 for k, v in value.items() if k not in OWN_KEYS}
     if isinstance(value, list):
         return untie([normalise(v) for v in value])
