@@ -335,8 +335,7 @@ public final class Routes: @unchecked Sendable {
 
     /// How device tokens are shown: masked, unless an admin asks (`show_tokens=1`).
     func mask(_ request: HTTPRequest) -> @Sendable (String) -> String {
-        if Routes.showsTokens(request) { return { $0 } }
-        return { TokenMask.mask($0) }
+        ReadQuestion.tokens(shown: Routes.showsTokens(request))
     }
 
     /// The request's path and query, encoded again: where the sign-in form returns to.

@@ -295,9 +295,12 @@ extension JetStreamConnection {
     /// Whether the connection is up (not reconnecting, not closed).
     var isConnected: Bool { natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED }
 
-    /// Where the consumer of `subscription` lives; nil when JetStream says it does not
-    /// exist, or nothing answers for it within `waitMilliseconds` (its server is gone).
-    func consumerPlacement(_ subscription: OpaquePointer, waitMilliseconds: Int64) throws -> ConsumerPlacement? {
+    /// What `read` takes from the state of `subscription`'s consumer on the server; nil
+    /// when JetStream says it does not exist, or nothing answers for it within
+    /// `waitMilliseconds` (its server is gone).
+    private func consumerInfo<R>(
+        _ subscription: OpaquePointer, waitMilliseconds: Int64, _ read: (jsConsumerInfo) -> R
+    ) throws -> R? {
         var options = jsOptions()
         jsOptions_Init(&options)
         options.Wait = waitMilliseconds
@@ -307,29 +310,27 @@ extension JetStreamConnection {
         if status == NATS_NOT_FOUND || status == NATS_TIMEOUT { return nil }
         try check("asking for a consumer's state", status, code)
         defer { jsConsumerInfo_Destroy(info) }
-        guard let i = info?.pointee else { return nil }
-        return ConsumerPlacement(
-            name: i.Name.map { String(cString: $0) } ?? "",
-            server: i.Cluster?.pointee.Leader.map { String(cString: $0) } ?? "")
+        return info.map { read($0.pointee) }
+    }
+
+    /// Where the consumer of `subscription` lives; nil as for `consumerInfo`.
+    func consumerPlacement(_ subscription: OpaquePointer, waitMilliseconds: Int64) throws -> ConsumerPlacement? {
+        try consumerInfo(subscription, waitMilliseconds: waitMilliseconds) { i in
+            ConsumerPlacement(
+                name: i.Name.map { String(cString: $0) } ?? "",
+                server: i.Cluster?.pointee.Leader.map { String(cString: $0) } ?? "")
+        }
     }
 
     /// The messages the server has not yet sent to `subscription`'s consumer, and those
-    /// it has sent that wait in the subscription unread; nil when the server does not
-    /// say.
+    /// it has sent that wait in the subscription unread; nil as for `consumerInfo`.
     func undelivered(_ subscription: OpaquePointer, waitMilliseconds: Int64) throws -> UInt64? {
-        var options = jsOptions()
-        jsOptions_Init(&options)
-        options.Wait = waitMilliseconds
-        var info: UnsafeMutablePointer<jsConsumerInfo>?
-        var code = jsErrCode(0)
-        let status = natsSubscription_GetConsumerInfo(&info, subscription, &options, &code)
-        if status == NATS_NOT_FOUND || status == NATS_TIMEOUT { return nil }
-        try check("asking for a consumer's state", status, code)
-        defer { jsConsumerInfo_Destroy(info) }
-        guard let i = info?.pointee else { return nil }
+        guard let left = try consumerInfo(subscription, waitMilliseconds: waitMilliseconds, { $0.NumPending }) else {
+            return nil
+        }
         var waiting: Int32 = 0
         _ = natsSubscription_GetPending(subscription, &waiting, nil)
-        return i.NumPending + UInt64(max(0, waiting))
+        return left + UInt64(max(0, waiting))
     }
 
     /// Deletes the consumer `name`, waiting `waitMilliseconds` at most for the answer;
