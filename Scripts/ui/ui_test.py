@@ -157,8 +157,14 @@ def search(site, term):
     site.get("/")
     box = site.driver.find_element(By.ID, "q-home")
     box.send_keys(term)
+    home = site.driver.current_url
     box.send_keys(Keys.ENTER)
-    WebDriverWait(site.driver, 10).until(lambda d: "/search" not in d.current_url or "Search" in d.title)
+    # The home page's URL has no "/search" either: wait for the browser to leave it, then
+    # for the page it lands on (a search page, or the one page the search found) to load.
+    WebDriverWait(site.driver, 10).until(
+        lambda d: d.current_url != home
+        and d.execute_script("return document.readyState") == "complete"
+        and ("/search" not in d.current_url or "Search" in d.title))
 
 
 def download(site, link_text):
