@@ -93,13 +93,28 @@ def campaign(pt, stream_bin, gen, url, work, points, events, seed, rnd):
 
     store = os.path.join(work, "store")
     consume = [stream_bin, "consume", "--server", url, "--partitions", "0-3", "--store", store, "-q"]
+    # How long one consume takes to store everything (into a scratch store): the lives
+    # below are sized so that the points spread over the whole work, not land after it.
+    scratch = os.path.join(work, "scratch")
+    t0 = time.time()
+    proc = subprocess.Popen([stream_bin, "consume", "--server", url, "--partitions", "0-3", "--store", scratch,
+                             "-q"], stderr=subprocess.DEVNULL)
+    while time.time() - t0 < 600 and (not os.path.exists(os.path.join(scratch, "data.mdb"))
+                                      or head(pt, scratch) < wanted):
+        time.sleep(0.01)
+    whole = time.time() - t0
+    proc.kill()
+    proc.wait()
+    longest = min(0.25, 0.03 + 2.0 * whole / max(points, 1))
+    print("stream-crash: one consume stores the %d events in %.2f s; lives of 30-%.0f ms" % (
+        wanted, whole, longest * 1000), flush=True)
     full = None
     kills = 0
     for point in range(points):
         proc = subprocess.Popen(consume, stderr=subprocess.DEVNULL)
         # Short lives, so that most kills land while it works, among its commits; a few
         # right at the start.
-        delay = rnd.uniform(0.0, 0.03) if point % 10 == 0 else rnd.uniform(0.03, 0.25)
+        delay = rnd.uniform(0.0, 0.03) if point % 10 == 0 else rnd.uniform(0.03, longest)
         time.sleep(delay)
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
@@ -151,9 +166,10 @@ def campaign(pt, stream_bin, gen, url, work, points, events, seed, rnd):
     r = subprocess.run(consume[:-1] + ["--drain", "-q"], capture_output=True, text=True)
     if head(pt, store) != before:
         problems.append("consuming after publishing again changed the store")
-    print("stream-crash: %d kills (%d points; the store was complete after point %s); %d events of partitions "
-          "0-3 stored, each once and in order; positions %s" % (
-              kills, points, full, len(ids), " ".join("%d@%d" % kv for kv in sorted(positions.items()))))
+    when = ("the store was complete after point %d" % full if full is not None
+            else "every one before the store was complete")
+    print("stream-crash: %d kills (%d points; %s); %d events of partitions 0-3 stored, each once and in order; "
+          "positions %s" % (kills, points, when, len(ids), " ".join("%d@%d" % kv for kv in sorted(positions.items()))))
     if problems:
         for p in problems:
             print("stream-crash: FAIL: " + p)

@@ -10,7 +10,9 @@ import PushTrailStore
 
 /// Appends the messages of some partitions of the stream to a store, exactly once: each
 /// partition is read by a pull consumer that starts after the stream sequence the store
-/// holds it through, and each batch's events commit with the sequences they reach.
+/// holds it through, and each transaction's events commit with the sequences they reach.
+/// A transaction takes fetch after fetch while the stream has more waiting, up to the
+/// size `ingest` gives its transactions (`MessageAppender`).
 public final class Consumer {
     let connection: JetStreamConnection
     let store: Store
@@ -22,10 +24,21 @@ public final class Consumer {
     public private(set) var positions: [Int: UInt64] = [:]
     /// Messages each partition still had after the last one fetched from it.
     public private(set) var lag: [Int: UInt64] = [:]
-    /// Events a transaction takes at most (a fetch may bring a few hundred more, see
-    /// `fetch`), and their bytes: a batch is held in memory until it commits.
-    public var batchEvents = 20_000
-    public var batchBytes = 16 << 20
+    /// Events a transaction takes at most, over what its size allows (`MessageAppender`
+    /// sizes transactions as `ingest` does); nil: no more than that.
+    public var batchEvents: Int? {
+        get { appender.maxEvents }
+        set { appender.maxEvents = newValue }
+    }
+    /// Messages asked of a partition at a time (a fetch may bring a few hundred more,
+    /// see `fetch`).
+    var fetchSize = 1000
+    /// Whether to commit now and stop taking rounds (`SIGTERM`).
+    public var stopping: () -> Bool = { false }
+    /// Called after each round a transaction takes (for a progress line).
+    public var onRound: () -> Void = {}
+    /// Messages fetched so far, those of a transaction not yet committed included.
+    public private(set) var received = 0
 
     public private(set) var summary = IngestSummary()
 
@@ -59,7 +72,7 @@ public final class Consumer {
         self.store = store
         self.stream = stream
         self.partitions = partitions
-        appender = MessageAppender(store: store)
+        appender = MessageAppender(store: store, stream: stream)
         try store.read { reader in
             for p in partitions { positions[p] = try reader.streamSequence(stream: stream, partition: p) }
         }
@@ -163,10 +176,12 @@ public final class Consumer {
     }
 
     /// Takes what the partitions have (waiting up to `waitMilliseconds` in all for a
-    /// round in which none has anything), up to a batch, and commits it. The messages
-    /// stored, or nil when no partition had anything. When a partition's deliveries skip
-    /// a number, or fetching or committing fails, nothing of the batch is kept and every
-    /// partition is read again from the store's positions (the error, if any, is thrown).
+    /// pass in which none has anything), in one transaction that takes pass after pass
+    /// while more waits, and commits it. The messages taken, or nil when no partition had
+    /// anything. When a partition's deliveries skip a number or fetching fails, what the
+    /// transaction took before commits; when committing fails, nothing of it is kept.
+    /// Either way every partition is read again from the store's positions (the error,
+    /// if any, is thrown).
     /// When the consumers of silent partitions are gone, it says so and reads those
     /// partitions again from new consumers.
     public func step(
@@ -199,52 +214,71 @@ public final class Consumer {
     private func take(
         waitMilliseconds: Int64, clock: @escaping () -> Timestamp, refused: (MessageAppender.Refusal) -> Void
     ) throws -> Int? {
-        var messages: [MessageAppender.Message] = []
-        var bytes = 0
-        var reached: [Int: UInt64] = [:]
-        // A quick round over the partitions first, starting from a different one each
-        // time so that none waits for the others' backlog; only when none had anything
-        // does a round wait, its wait shared by the partitions.
-        let count = subscriptions.count
-        let wait = max(1, waitMilliseconds / Int64(max(count, 1)))
-        var waited = false
-        rotation = (rotation + 1) % max(count, 1)
-        while messages.count < batchEvents && bytes < batchBytes {
-            var got = false
-            var full = false
-            for k in 0..<count {
-                let (p, subscription) = subscriptions[(rotation + k) % count]
-                let room = min(1000, batchEvents - messages.count)
-                guard room > 0 else { break }
-                let fetched = try connection.fetch(
-                    subscription, count: room, waitMilliseconds: messages.isEmpty && waited ? wait : 5)
-                if !fetched.isEmpty { heard[p] = StreamMain.monotonicSeconds() }
-                for m in fetched {
-                    guard m.delivery == nextDelivery[p] else { throw Gap() }
-                    nextDelivery[p] = m.delivery + 1
-                    messages.append(MessageAppender.Message(data: m.data, label: "\(stream)/\(p)@\(m.sequence)"))
-                    bytes += m.data.count
-                    reached[p] = m.sequence
-                    lag[p] = m.pending
-                }
-                got = got || !fetched.isEmpty
-                full = full || fetched.count >= room
-            }
-            if got && !full { break }  // everything there was is taken
-            if !got {
-                if waited { break }
-                waited = true
+        // A quick pass over the partitions first; only when none had anything does a
+        // pass wait, its wait shared by the partitions.
+        let wait = max(1, waitMilliseconds / Int64(max(subscriptions.count, 1)))
+        var first = try fetchPass(waitMilliseconds: 5)
+        if first.round.messages.isEmpty { first = try fetchPass(waitMilliseconds: wait) }
+        guard !first.round.messages.isEmpty else { return nil }
+        received += first.round.messages.count
+        // What the stream holds for these partitions now: it sizes the transaction.
+        let backlog = first.round.messages.count + partitions.reduce(0) { $0 + Int(lag[$1] ?? 0) }
+        var more = first.more
+        var stop: Error?
+        var taken = first.round.messages.count
+        let outcome = try appender.append(first: first.round, backlog: backlog, recordedAt: clock) {
+            // Another round while the stream has more waiting: the transaction commits
+            // once it has all there was, or is full. A failure (a gap, NATS) commits
+            // what came before it and is thrown once that is stored.
+            guard more, !stopping() else { return nil }
+            do {
+                let pass = try fetchPass(waitMilliseconds: 5)
+                more = pass.more
+                received += pass.round.messages.count
+                taken += pass.round.messages.count
+                onRound()
+                return pass.round.messages.isEmpty ? nil : pass.round
+            } catch {
+                stop = error
+                return nil
             }
         }
-        guard !messages.isEmpty else { return nil }
-        let newPositions = reached.sorted { $0.key < $1.key }.map {
-            StreamPosition(stream: stream, partition: $0.key, sequence: $0.value)
-        }
-        let outcome = try appender.append(messages, positions: newPositions, recordedAt: clock)
-        for p in newPositions { positions[p.partition] = p.sequence }
+        for p in outcome.positions { positions[p.partition] = p.sequence }
         summary.add(outcome.summary)
         outcome.refusals.forEach(refused)
-        return messages.count
+        if let stop { throw stop }
+        return taken
+    }
+
+    /// Fetches from each partition once, starting from a different one each time so
+    /// that none waits for the others' backlog: the messages, the positions they reach,
+    /// and whether the stream has more waiting for any of them.
+    private func fetchPass(waitMilliseconds: Int64) throws -> (round: MessageAppender.Round, more: Bool) {
+        var messages: [MessageAppender.Message] = []
+        var reached: [Int: UInt64] = [:]
+        var more = false
+        let count = subscriptions.count
+        let size = min(fetchSize, batchEvents ?? fetchSize)
+        rotation = (rotation + 1) % max(count, 1)
+        for k in 0..<count {
+            let (p, subscription) = subscriptions[(rotation + k) % count]
+            let fetched = try connection.fetch(subscription, count: size, waitMilliseconds: waitMilliseconds)
+            if !fetched.isEmpty { heard[p] = StreamMain.monotonicSeconds() }
+            for m in fetched {
+                guard m.delivery == nextDelivery[p] else { throw Gap() }
+                nextDelivery[p] = m.delivery + 1
+                messages.append(MessageAppender.Message(data: m.data, partition: p, sequence: m.sequence))
+                reached[p] = m.sequence
+                lag[p] = m.pending
+            }
+            // What JetStream says is left after the last message (a fetch that came back
+            // empty says nothing: it is not waited for).
+            more = more || (fetched.last.map { $0.pending > 0 } ?? false)
+        }
+        let positions = reached.sorted { $0.key < $1.key }.map {
+            StreamPosition(stream: stream, partition: $0.key, sequence: $0.value)
+        }
+        return (MessageAppender.Round(messages: messages, positions: positions), more)
     }
 }
 

@@ -178,9 +178,7 @@ public enum StreamMain {
         installStopHandlers()
         let partitions = Partition.parseList(options.partitionList!, count: 4096)!
         let path = options.store ?? getenv("PUSHTRAIL_STORE").map { String(cString: $0) } ?? "pushtrail.lmdb"
-        var storeOptions = StoreOptions()
-        storeOptions.writeMap = false
-        let store = try Store(path: path, create: true, options: storeOptions)
+        let store = try Store(path: path, create: true)
         var rejectsFD: Int32 = -1
         if let rejects = options.rejects {
             rejectsFD = open(rejects, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
@@ -199,8 +197,16 @@ public enum StreamMain {
             consumer.batchEvents = n
         }
         consumer.tell = { say($0) }
+        consumer.stopping = stopRequested
         let terminal = isatty(2) == 1 && !options.quiet
         var lastProgress = 0.0
+        let progress = {
+            guard terminal, monotonicSeconds() - lastProgress > 1 else { return }
+            lastProgress = monotonicSeconds()
+            let lag = partitions.map { "\($0):\(consumer.lag[$0] ?? 0)" }.joined(separator: " ")
+            writeError("\rconsumed \(consumer.received) messages; lag by partition \(lag)\u{1B}[K")
+        }
+        consumer.onRound = progress
         var pause: UInt32 = 1
         while !stopRequested() {
             let stored: Int?
@@ -222,11 +228,7 @@ public enum StreamMain {
                 pause = min(pause * 2, 30)
                 continue
             }
-            if terminal, monotonicSeconds() - lastProgress > 1 {
-                lastProgress = monotonicSeconds()
-                let lag = partitions.map { "\($0):\(consumer.lag[$0] ?? 0)" }.joined(separator: " ")
-                writeError("\rconsumed \(consumer.summary.read) messages; lag by partition \(lag)\u{1B}[K")
-            }
+            progress()
             if stored == nil && options.drain {
                 do {
                     if try consumer.caughtUp() { break }

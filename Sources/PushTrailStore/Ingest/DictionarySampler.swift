@@ -45,8 +45,14 @@ public final class DictionarySampler: @unchecked Sendable {
     /// here once the sample is complete, these events among it; nil until then (those
     /// events are stored whole).
     func dictionary(for events: [PendingEvent], store: Store) throws -> RecordDictionary? {
+        try dictionary(for: events) { try store.latestDictionary() }
+    }
+
+    /// As `dictionary(for:store:)`, the store's newest dictionary read by `latest`
+    /// (from a transaction the caller holds).
+    func dictionary(for events: [PendingEvent], latest: () throws -> RecordDictionary?) throws -> RecordDictionary? {
         if let found = monitor.locked({ found }) { return found }
-        let stored = try store.latestDictionary()
+        let stored = try latest()
         return monitor.locked {
             if found == nil, let stored {
                 found = stored

@@ -593,6 +593,10 @@ public struct StoreReader {
     /// consults it instead of this store's own deliveries (see `UnregistrationBook`).
     public var unregistrations: UnregistrationBook?
 
+    /// The events whose ids and seqs the recent tier holds, not yet moved into the
+    /// main databases (docs/STORE.md).
+    public func recentTierEvents() throws -> Int { try store.recentEvents(in: txn) }
+
     /// The chain head as of this snapshot.
     public func head() throws -> ChainHead {
         guard let raw = try store.meta.get(Layout.metaHeadKey, in: txn), raw.count == 40 else { return .empty }
