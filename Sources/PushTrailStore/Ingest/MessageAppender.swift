@@ -1,5 +1,11 @@
 import PushTrailModel
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Appends events that arrive as messages of a stream (NATS JetStream), in write
 /// transactions that take round after round of messages with the stream positions they
 /// reach: the events and the positions commit together, so a consumer killed at any
@@ -196,7 +202,8 @@ public final class MessageAppender {
             var bytes = message.data
             if bytes.last == 0x0A { bytes.removeLast() }
             let refusal: String?
-            if bytes.contains(0x0A) {
+            let newline = bytes.withUnsafeBytes { $0.baseAddress.map { memchr($0, 0x0A, bytes.count) != nil } ?? false }
+            if newline {
                 refusal = "a message holds one event line; this one holds several"
             } else if Ingest.isBlank(bytes) {
                 refusal = "the message is empty"
