@@ -134,14 +134,17 @@ public final class Consumer {
     }
 
     /// Whether every partition is read to the end of what the stream holds now, as its
-    /// consumer on the server says: a round that fetched nothing is not proof, as a
-    /// fetch can come back empty while the server is busy (`--drain`).
+    /// consumer on the server says: nothing left to deliver, and every message it
+    /// delivered fetched. A round that fetched nothing is not proof, as a fetch can come
+    /// back empty while the server is busy (`--drain`). (What waits in a subscription
+    /// is no proof either way: the answer to a pull that expired arrives there after the
+    /// fetch that made it has given up, and no fetch returns it.)
     public func caughtUp() throws -> Bool {
         guard subscriptions.count == partitions.count else { return false }
-        for (_, subscription) in subscriptions {
-            guard let left = try connection.undelivered(subscription, waitMilliseconds: 2000), left == 0 else {
-                return false
-            }
+        for (p, subscription) in subscriptions {
+            guard let state = try connection.delivery(subscription, waitMilliseconds: 2000),
+                state.pending == 0, state.delivered == nextDelivery[p]! - 1
+            else { return false }
         }
         return true
     }
@@ -356,15 +359,13 @@ extension JetStreamConnection {
         }
     }
 
-    /// The messages the server has not yet sent to `subscription`'s consumer, and those
-    /// it has sent that wait in the subscription unread; nil as for `consumerInfo`.
-    func undelivered(_ subscription: OpaquePointer, waitMilliseconds: Int64) throws -> UInt64? {
-        guard let left = try consumerInfo(subscription, waitMilliseconds: waitMilliseconds, { $0.NumPending }) else {
-            return nil
-        }
-        var waiting: Int32 = 0
-        _ = natsSubscription_GetPending(subscription, &waiting, nil)
-        return left + UInt64(max(0, waiting))
+    /// What `subscription`'s consumer on the server says of its deliveries: the messages
+    /// it has not yet sent, and the number of the last one it sent (they are numbered
+    /// 1, 2, 3…); nil as for `consumerInfo`.
+    func delivery(
+        _ subscription: OpaquePointer, waitMilliseconds: Int64
+    ) throws -> (pending: UInt64, delivered: UInt64)? {
+        try consumerInfo(subscription, waitMilliseconds: waitMilliseconds) { ($0.NumPending, $0.Delivered.Consumer) }
     }
 
     /// Deletes the consumer `name`, waiting `waitMilliseconds` at most for the answer;
