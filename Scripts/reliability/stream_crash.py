@@ -151,6 +151,11 @@ def campaign(pt, stream_bin, gen, url, work, points, events, seed, rnd):
     stats = json.loads(subprocess.run([pt, "stats", "--json", "--store", store], capture_output=True,
                                       check=True).stdout)
     positions = {s["partition"]: s["sequence"] for s in stats["streams"]}
+    # A consume that ends leaves the file no longer than the pages it uses (its map is
+    # longer while it writes).
+    size = os.path.getsize(os.path.join(store, "data.mdb"))
+    if size != stats["store_bytes"]:
+        problems.append("data.mdb is %d bytes after consume ended, its pages %d" % (size, stats["store_bytes"]))
     if positions != {p: last_sequence[p] for p in OWNED}:
         problems.append("stored sequences %s, the partitions end at %s" % (
             positions, {p: last_sequence[p] for p in OWNED}))

@@ -200,7 +200,9 @@ public enum StreamMain {
         consumer.stopping = stopRequested
         let terminal = isatty(2) == 1 && !options.quiet
         var lastProgress = 0.0
-        let progress = {
+        // Unowned: the consumer holds this closure, and must be freed at the end (its
+        // store then trims its file, and its consumers on the server are deleted).
+        let progress = { [unowned consumer] in
             guard terminal, monotonicSeconds() - lastProgress > 1 else { return }
             lastProgress = monotonicSeconds()
             let lag = partitions.map { "\($0):\(consumer.lag[$0] ?? 0)" }.joined(separator: " ")
