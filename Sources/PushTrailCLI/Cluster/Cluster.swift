@@ -94,7 +94,12 @@ final class Cluster: @unchecked Sendable {
         }
         var answers: [(shard: Int, answer: ReadAnswer)] = []
         var failures: [ShardFailure] = []
-        for result in inParallel(jobs) {
+        // Threads pay only for work larger than starting them: a question that looks a
+        // few keys up in local stores is answered shard after shard.
+        let results =
+            remote.isEmpty && (jobs.count == 1 || shards.allSatisfy { question($0).isLookup })
+            ? jobs.map { job in Result { try job() } } : inParallel(jobs)
+        for result in results {
             switch result {
             case .success(let replies):
                 for (shard, reply) in replies {

@@ -44,6 +44,16 @@ public enum ReadQuestion: Sendable {
 
     /// Whether a shard may hold nothing for it (a task, an event), rather than always
     /// answer.
+    /// Whether a store answers it from a few keys (a head, a task, an event, named
+    /// devices' declarations), in about the time a thread takes to start.
+    public var isLookup: Bool {
+        switch self {
+        case .head, .task, .show: true
+        case .unregistered(let keys): keys != nil
+        default: false
+        }
+    }
+
     public var canBeMissing: Bool {
         switch self {
         case .task, .show: true

@@ -205,7 +205,10 @@ final class DictionaryCache: @unchecked Sendable {
     /// The read-only snapshot (transaction id) in which each kept dictionary was last
     /// found equal to the stored one; -1 for none.
     private var checkedIn: [Int] = Array(repeating: -1, count: 256)
-    private let decompressor = RecordDecompressor()
+    /// Made when a record is first decompressed (under `monitor`): a store opened only
+    /// to look keys up (a cluster's shards asked about devices) never needs one, and
+    /// zstd's context costs more to make than such a look-up.
+    private var decompressor: RecordDecompressor?
 
     /// Dictionary `id` as stored in this snapshot's `meta`, or nil when it is missing.
     /// The one kept is used only while its bytes are the snapshot's: a write
@@ -235,6 +238,9 @@ final class DictionaryCache: @unchecked Sendable {
 
     /// The JSON of a compressed record's body, or nil when it does not decompress.
     func decompress(_ frame: UnsafeRawBufferPointer, with dictionary: RecordDictionary) -> [UInt8]? {
-        monitor.locked { decompressor.decompress(frame, with: dictionary).map { Array($0) } }
+        monitor.locked {
+            if decompressor == nil { decompressor = RecordDecompressor() }
+            return decompressor!.decompress(frame, with: dictionary).map { Array($0) }
+        }
     }
 }
