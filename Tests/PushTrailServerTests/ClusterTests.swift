@@ -95,7 +95,7 @@ final class ClusterTests {
         let cluster = """
             {"stream": "PUSHTRAIL", "partitions": 8, "timeout_seconds": 10, "shards": [
               {"name": "a", "partitions": [0, 1], "store": "s0"},
-              {"name": "b", "partitions": [2, 3], "store": "s1"},
+              {"name": "b", "partitions": "2-3", "store": "s1"},
               {"name": "c", "partitions": [4, 5], "url": "http://127.0.0.1:\(served[0].server.port)",
                "token_env": "TOKEN_2"},
               {"name": "d", "partitions": [6, 7], "url": "http://127.0.0.1:\(dPort)/", "token_env": "TOKEN_3"}]}
@@ -259,6 +259,14 @@ final class ClusterTests {
             ),
             (#"{"partitions": 1, "shards": [{"name": "a", "partitions": [0]}]}"#, "needs either \"store\""),
             (#"{"partitions": 0, "shards": []}"#, "partition count"),
+            (
+                #"{"partitions": 2, "shards": [{"name": "a", "partitions": "0-2", "store": "x"}]}"#,
+                "give numbers and ranges within 0…1"
+            ),
+            (
+                #"{"partitions": 2, "shards": [{"name": "a", "partitions": 1, "store": "x"}]}"#,
+                "as [0, 1, 2, 3] or \"0-3\""
+            ),
             (#"[1, 2]"#, "holds an object"),
             (#"{"partitions": 1, "shards": [{"name": "a b", "partitions": [0], "store": "x"}]}"#, "needs a \"name\""),
         ])

@@ -227,8 +227,9 @@ struct JetStreamTests {
                 if passes == 1 {
                     var stolen = 0
                     for _ in 0..<5 where stolen == 0 {
-                        stolen = (try? connection.fetch(
-                            consumer.subscriptions[0].subscription, count: 10, waitMilliseconds: 300))?.count ?? 0
+                        stolen =
+                            (try? connection.fetch(
+                                consumer.subscriptions[0].subscription, count: 10, waitMilliseconds: 300))?.count ?? 0
                     }
                     #expect(stolen == 10)
                 }
@@ -247,7 +248,8 @@ struct JetStreamTests {
     }
 
     @Test(
-        "a transaction takes pass after pass while more waits: a backlog files in the main databases, a trickle in the recent tier",
+        "a transaction takes pass after pass while more waits: a backlog files in the main databases, "
+            + "a trickle in the recent tier",
         .enabled(if: NATSServer.installed))
     func transactionSizes() throws {
         let server = try NATSServer()

@@ -90,12 +90,24 @@ struct ClusterFile: Sendable {
             guard !shards.contains(where: { $0.name == name }) else {
                 throw Invalid(reason: "two shards are named \(name)")
             }
-            guard let list = v.member(s, "partitions"), v.kind(list) == .array else {
-                throw Invalid(reason: "shard \(name) needs \"partitions\": the list of partitions it owns")
+            // A list of numbers, or the form `consume --partitions` takes ("0-3,6").
+            let numbers: [Int64?]
+            if let list = v.member(s, "partitions"), v.kind(list) == .array {
+                numbers = v.elements(list).map { v.int64($0) }
+            } else if let text = v.member(s, "partitions").flatMap(v.string) {
+                guard let parsed = Partition.parseList(text, count: Int(count)) else {
+                    throw Invalid(
+                        reason: "shard \(name) has \"partitions\": \"\(text)\"; give numbers and ranges "
+                            + "within 0…\(count - 1), as \"0-3,6\", or a list, as [0, 1, 2, 3, 6]")
+                }
+                numbers = parsed.map { Int64($0) }
+            } else {
+                throw Invalid(
+                    reason: "shard \(name) needs \"partitions\": the partitions it owns, as [0, 1, 2, 3] or \"0-3\"")
             }
             var owned: [Int] = []
-            for p in v.elements(list) {
-                guard let n = v.int64(p), n >= 0, n < count else {
+            for number in numbers {
+                guard let n = number, n >= 0, n < count else {
                     throw Invalid(reason: "shard \(name) lists a partition outside 0…\(count - 1)")
                 }
                 guard owners[Int(n)] < 0 else {
