@@ -248,8 +248,7 @@ struct JetStreamTests {
     }
 
     @Test(
-        "a transaction takes pass after pass while more waits: a backlog files in the main databases, "
-            + "a trickle in the recent tier",
+        "a transaction takes passes while more waits: a backlog in the main databases, a trickle in the tier",
         .enabled(if: NATSServer.installed))
     func transactionSizes() throws {
         let server = try NATSServer()
