@@ -241,6 +241,42 @@ final class ClusterTests {
         #expect(ServerFixture.cli(["--store", one, "head", "--cluster", clusterFile]).status == 2)
     }
 
+    @Test("$PUSHTRAIL_CLUSTER alone names where reading commands read; a command on one store wants --store")
+    func clusterVariable() throws {
+        func run(_ argv: [String], _ environment: [String: String]) -> (status: Int32, stdout: [UInt8], stderr: String)
+        {
+            let out = OutputStream()
+            let err = OutputStream()
+            let context = Context(
+                stdout: out, stderr: err, environment: environment, clock: { ServerFixture.now },
+                stdinIsTerminal: false)
+            let status = PushTrail.main(argv, context: context)
+            return (status, out.captured, String(decoding: err.captured, as: UTF8.self))
+        }
+        let local = dir + "/local-\(UUID().uuidString).json"
+        try """
+        {"stream": "PUSHTRAIL", "partitions": 8, "shards": [
+          {"name": "a", "partitions": "0-3", "store": "s0"}, {"name": "b", "partitions": "4-7", "store": "s1"}]}
+        """.write(toFile: local, atomically: false, encoding: .utf8)
+        let cluster = ["PUSHTRAIL_CLUSTER": local]
+        let head = run(["head"], cluster)
+        #expect(head.status == 0 && String(decoding: head.stdout, as: UTF8.self).hasPrefix("a "), "\(head.stderr)")
+        let elsewhere = dir + "/elsewhere-\(UUID().uuidString)"
+        for argv in [
+            ["ingest", "/dev/null"], ["token", "list"], ["serve"],
+            ["consume", "--server", "nats://127.0.0.1:1", "--partitions", "0"],
+        ] {
+            let refused = run(argv, cluster)
+            #expect(refused.status == 2, "\(argv)")
+            #expect(
+                refused.stderr.contains("$PUSHTRAIL_CLUSTER names a cluster: give --store DIR"), "\(refused.stderr)")
+        }
+        let named = run(["ingest", "/dev/null", "--store", elsewhere], cluster)
+        #expect(named.status == 0, "\(named.stderr)")
+        #expect(
+            run(["ingest", "/dev/null"], cluster.merging(["PUSHTRAIL_STORE": elsewhere]) { a, _ in a }).status == 0)
+    }
+
     @Test(
         "a cluster file that does not describe one is a usage error saying what is wrong",
         arguments: [

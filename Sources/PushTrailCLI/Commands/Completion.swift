@@ -300,6 +300,11 @@ enum ManpageCommand: Command {
             .B PUSHTRAIL_STORE
             the store directory when \\fB\\-\\-store\\fR is not given (default ./pushtrail.lmdb)
             .TP
+            .B PUSHTRAIL_CLUSTER
+            the cluster file the reading commands answer over when neither \\fB\\-\\-store\\fR nor \
+            \\fB\\-\\-cluster\\fR is given; commands that work on one store then need \\fB\\-\\-store\\fR \
+            or PUSHTRAIL_STORE
+            .TP
             .B PUSHTRAIL_MAP_SIZE
             the LMDB map's starting size in bytes (default 256 MiB; it grows as the store does)
             .TP

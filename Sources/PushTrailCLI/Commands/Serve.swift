@@ -63,7 +63,7 @@ enum ServeCommand: Command {
     /// Replaces this process with `pushtrail-server`; returns only when it cannot.
     static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
         try replaceProcess(
-            with: "pushtrail-server", serverArguments(store: context.storePath(arguments), options), context)
+            with: "pushtrail-server", serverArguments(store: try context.singleStorePath(arguments), options), context)
     }
 
     /// Replaces this process with the companion executable `name` (found as

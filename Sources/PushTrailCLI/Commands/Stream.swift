@@ -86,7 +86,7 @@ enum ConsumeCommand: Command {
 
     static func run(_ options: Options, _ arguments: Arguments, _ context: Context) throws -> Int32 {
         try ServeCommand.replaceProcess(
-            with: "pushtrail-stream", options.arguments + ["--store", context.storePath(arguments)], context)
+            with: "pushtrail-stream", options.arguments + ["--store", try context.singleStorePath(arguments)], context)
     }
 }
 

@@ -92,12 +92,27 @@ extension Context {
         return "pushtrail.lmdb"
     }
 
+    /// `storePath`, for a command that works on one store: with neither `--store` nor
+    /// `$PUSHTRAIL_STORE` but `$PUSHTRAIL_CLUSTER` set, the user means a cluster, which
+    /// only reading commands take, so `./pushtrail.lmdb` would be the wrong store.
+    func singleStorePath(_ arguments: Arguments) throws -> String {
+        if arguments.value("store")?.isEmpty ?? true, variable("PUSHTRAIL_STORE")?.isEmpty ?? true,
+            let cluster = variable("PUSHTRAIL_CLUSTER"), !cluster.isEmpty
+        {
+            throw UsageError(
+                "works on one store, and $PUSHTRAIL_CLUSTER names a cluster: "
+                    + "give --store DIR (or set PUSHTRAIL_STORE)",
+                command: arguments.command)
+        }
+        return storePath(arguments)
+    }
+
     /// Opens the store: for writing (created when missing) or read-only (must exist).
     func openStore(_ arguments: Arguments, create: Bool) throws -> Store {
         var options = StoreOptions()
         if let size = variable("PUSHTRAIL_MAP_SIZE").flatMap(Int.init), size > 0 { options.mapSize = size }
         if variable("PUSHTRAIL_NOSYNC") == "1" { options.noSync = true }
-        return try Store(path: storePath(arguments), create: create, options: options)
+        return try Store(path: singleStorePath(arguments), create: create, options: options)
     }
 
     /// Builds a report from the store as of `horizon`: the report (nil is "not found",
