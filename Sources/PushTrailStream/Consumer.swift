@@ -33,6 +33,11 @@ public final class Consumer {
     /// Messages asked of a partition at a time (a fetch may bring a few hundred more,
     /// see `fetch`).
     var fetchSize = 1000
+    /// How long a quick pass waits on each partition. A fetch returns once it has what
+    /// it asked for; one that gives up first leaves the messages on their way to wait in
+    /// the subscription, and the next fetch takes them all (tests that count what each
+    /// fetch brings wait longer).
+    var quickWaitMilliseconds: Int64 = 5
     /// Whether to commit now and stop taking rounds (`SIGTERM`).
     public var stopping: () -> Bool = { false }
     /// Called after each round a transaction takes (for a progress line).
@@ -220,7 +225,7 @@ public final class Consumer {
         // A quick pass over the partitions first; only when none had anything does a
         // pass wait, its wait shared by the partitions.
         let wait = max(1, waitMilliseconds / Int64(max(subscriptions.count, 1)))
-        var first = try fetchPass(waitMilliseconds: 5)
+        var first = try fetchPass(waitMilliseconds: quickWaitMilliseconds)
         if first.round.messages.isEmpty { first = try fetchPass(waitMilliseconds: wait) }
         guard !first.round.messages.isEmpty else { return nil }
         received += first.round.messages.count
@@ -235,7 +240,11 @@ public final class Consumer {
             // what came before it and is thrown once that is stored.
             guard more, !stopping() else { return nil }
             do {
-                let pass = try fetchPass(waitMilliseconds: 5)
+                // JetStream said more waits: a quick pass that finds nothing (a busy
+                // server, or the answer to an earlier pull read first) is given the
+                // step's wait before the transaction commits.
+                var pass = try fetchPass(waitMilliseconds: quickWaitMilliseconds)
+                if pass.round.messages.isEmpty { pass = try fetchPass(waitMilliseconds: wait) }
                 more = pass.more
                 received += pass.round.messages.count
                 taken += pass.round.messages.count
