@@ -62,33 +62,13 @@ def campaign(pt, stream_bin, gen, url, work, points, events, seed, rnd):
                    check=True)
     print("stream-crash: published %d events in %.1f s" % (events, time.time() - t0), flush=True)
 
-    # Which events each owned partition holds, in the order they were published.
-    notification_task = {}
+    # Which events each owned partition holds, in the order they were published; on a
+    # new stream the messages take sequences 1, 2, 3… in that order.
     expected = {p: [] for p in range(PARTITIONS)}
-    held = {}
-    # On a new stream the messages take sequences 1, 2, 3… in the order published.
     last_sequence = {p: 0 for p in range(PARTITIONS)}
-    published = 0
-    for line in open(source, "rb"):
-        e = json.loads(line)
-        task = task_of(e)
-        if task is None:
-            ref = str(e.get("notification_id", "")).lower()
-            task = notification_task.get(ref)
-            if task is None:
-                held.setdefault(ref, []).append(e["id"])
-                continue
-        p = zlib.crc32(str(task).encode()) % PARTITIONS
-        expected[p].append(e["id"])
-        published += 1
-        last_sequence[p] = published
-        if e["type"] == "notification":
-            key = e["id"].lower()
-            notification_task[key] = task
-            for waiting in held.pop(key, []):
-                expected[p].append(waiting)
-                published += 1
-                last_sequence[p] = published
+    for sequence, (p, event_id, _) in enumerate(publication_order(source, PARTITIONS), start=1):
+        expected[p].append(event_id)
+        last_sequence[p] = sequence
     wanted = sum(len(expected[p]) for p in OWNED)
 
     store = os.path.join(work, "store")
@@ -181,6 +161,33 @@ def campaign(pt, stream_bin, gen, url, work, points, events, seed, rnd):
         return 1
     print("stream-crash: ok (seed %d)" % seed)
     return 0
+
+
+def publication_order(path, partitions):
+    """The (partition, id, line) of each event of the NDJSON file at `path`, in the order
+    `publish` sends them: each to its task's partition (CRC-32 of the task id), a delivery
+    with its notification's task, right after that notification when it came first."""
+    notification_task, held, out = {}, {}, []
+    with open(path, "rb") as f:
+        for line in f:
+            line = line.rstrip(b"\n")
+            if not line.strip():
+                continue
+            e = json.loads(line)
+            task = task_of(e)
+            if task is None:
+                ref = str(e.get("notification_id", "")).lower()
+                task = notification_task.get(ref)
+                if task is None:
+                    held.setdefault(ref, []).append((e["id"], line))
+                    continue
+            p = zlib.crc32(str(task).encode()) % partitions
+            out.append((p, e["id"], line))
+            if e["type"] == "notification":
+                key = e["id"].lower()
+                notification_task[key] = task
+                out.extend((p, i, l) for i, l in held.pop(key, []))
+    return out
 
 
 def task_of(e):

@@ -24,10 +24,9 @@ import subprocess
 import sys
 import time
 import urllib.request
-import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from stream_crash import task_of  # noqa: E402
+from stream_crash import publication_order  # noqa: E402
 
 
 def ports(n):
@@ -79,29 +78,10 @@ def owned_list(text):
 
 
 def published(path, partitions):
-    """The (id, line) pairs of each partition, in the order `publish` sends them: a
-    delivery goes with its notification's task, after it when it came first."""
-    notification_task, held = {}, {}
+    """The (id, line) pairs of each partition, in the order `publish` sends them."""
     out = {p: [] for p in range(partitions)}
-    with open(path, "rb") as f:
-        for line in f:
-            line = line.rstrip(b"\n")
-            if not line.strip():
-                continue
-            e = json.loads(line)
-            task = task_of(e)
-            if task is None:
-                ref = str(e.get("notification_id", "")).lower()
-                task = notification_task.get(ref)
-                if task is None:
-                    held.setdefault(ref, []).append((e["id"], line))
-                    continue
-            p = zlib.crc32(str(task).encode()) % partitions
-            out[p].append((e["id"], line))
-            if e["type"] == "notification":
-                key = e["id"].lower()
-                notification_task[key] = task
-                out[p].extend(held.pop(key, []))
+    for p, event_id, line in publication_order(path, partitions):
+        out[p].append((event_id, line))
     return out
 
 
