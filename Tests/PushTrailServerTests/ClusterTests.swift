@@ -204,6 +204,39 @@ final class ClusterTests {
         #expect(alone < single, "each shard alone finds \(alone); the cluster must find \(single)")
     }
 
+    @Test("task over local shards, answered in one read of the owner's asking the others about devices, is one store's")
+    func taskOverLocalShards() throws {
+        let local = dir + "/local.json"
+        try """
+        {"partitions": 8, "shards": [
+          {"name": "a", "partitions": [0, 1], "store": "s0"}, {"name": "b", "partitions": [2, 3], "store": "s1"},
+          {"name": "c", "partitions": [4, 5], "store": "\(served[0].storePath)"},
+          {"name": "d", "partitions": [6, 7], "store": "\(served[1].storePath)"}]}
+        """.write(toFile: local, atomically: false, encoding: .utf8)
+        let shardStores = [dir + "/s0", dir + "/s1", served[0].storePath, served[1].storePath]
+        let audit =
+            try JSONSerialization.jsonObject(
+                with: Data(ServerFixture.cli(["--store", one, "audit", "--json"]).stdout)) as? [String: Any]
+        let findings = try #require(audit?["findings"] as? [[String: Any]])
+        let dead = Set(
+            findings.filter { $0["code"] as? String == "sent_after_unregistered" }.compactMap {
+                $0["task_id"] as? Int
+            })
+        let tasks = Array(Set(events.compactMap { ($0["payload"] as? [String: Any])?["task_id"] as? Int })).sorted()
+        var needsOthers = 0
+        for t in dead.sorted() + GeneratedEquivalenceTests.spread(tasks, 10) {
+            let single = ServerFixture.cli(["--store", one, "task", "\(t)", "--json"])
+            let cluster = ServerFixture.cli(["task", "\(t)", "--json", "--cluster", local])
+            #expect(cluster.status == single.status && single.status == 0, "task \(t): \(cluster.stderr)")
+            #expect(Self.documents(cluster.stdout) == Self.documents(single.stdout), "task \(t)")
+            let owner = shardStores[Partition.of(taskID: Int64(t), count: 8) / 2]
+            let alone = ServerFixture.cli(["--store", owner, "task", "\(t)", "--json"])
+            if Self.documents(alone.stdout) != Self.documents(single.stdout) { needsOthers += 1 }
+        }
+        #expect(!dead.isEmpty)
+        #expect(needsOthers > 0, "no task's answer needed another shard's declarations: the test shows nothing")
+    }
+
     @Test("head and verify answer a line per shard")
     func headAndVerify() throws {
         let head = overCluster(["head"])

@@ -91,31 +91,32 @@ struct ClusterFile: Sendable {
                 throw Invalid(reason: "two shards are named \(name)")
             }
             // A list of numbers, or the form `consume --partitions` takes ("0-3,6").
-            let numbers: [Int64?]
+            // Not an optional's array: a type of its own costs a command's start-up
+            // more than reading the file (the runtime builds it by name).
+            var numbers: [Int] = []
             if let list = v.member(s, "partitions"), v.kind(list) == .array {
-                numbers = v.elements(list).map { v.int64($0) }
+                for e in v.elements(list) { numbers.append(v.int64(e).map { Int(clamping: $0) } ?? -1) }
             } else if let text = v.member(s, "partitions").flatMap(v.string) {
                 guard let parsed = Partition.parseList(text, count: Int(count)) else {
                     throw Invalid(
                         reason: "shard \(name) has \"partitions\": \"\(text)\"; give numbers and ranges "
                             + "within 0…\(count - 1), as \"0-3,6\", or a list, as [0, 1, 2, 3, 6]")
                 }
-                numbers = parsed.map { Int64($0) }
+                numbers = parsed
             } else {
                 throw Invalid(
                     reason: "shard \(name) needs \"partitions\": the partitions it owns, as [0, 1, 2, 3] or \"0-3\"")
             }
             var owned: [Int] = []
-            for number in numbers {
-                guard let n = number, n >= 0, n < count else {
+            for n in numbers {
+                guard n >= 0, n < count else {
                     throw Invalid(reason: "shard \(name) lists a partition outside 0…\(count - 1)")
                 }
-                guard owners[Int(n)] < 0 else {
-                    throw Invalid(
-                        reason: "partition \(n) is owned by both \(shards[owners[Int(n)]].name) and \(name)")
+                guard owners[n] < 0 else {
+                    throw Invalid(reason: "partition \(n) is owned by both \(shards[owners[n]].name) and \(name)")
                 }
-                owners[Int(n)] = i
-                owned.append(Int(n))
+                owners[n] = i
+                owned.append(n)
             }
             let location: Location
             switch (v.member(s, "store").flatMap(v.string), v.member(s, "url").flatMap(v.string)) {

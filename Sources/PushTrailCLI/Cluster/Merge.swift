@@ -32,12 +32,35 @@ extension Cluster {
     /// `task N --json`: asked of the shard owning N's partition, with the cluster's book.
     func task(_ id: Int64, horizon: Horizon?) throws -> JSONValue? {
         let owner = file.owner(ofTask: id)
+        if let answer = taskLocally(id, horizon: horizon, owner: owner) {
+            guard let bytes = answer.bytes else { return nil }
+            return try checkedObject(bytes, shard: owner)
+        }
         let book = try self.book(for: .timeline(.task(id), horizon), shards: [owner])
         guard let answer = try ask([owner], book: book, { _ in .task(id, horizon) }).first else {
             throw CommandError.io("shard \(file.shards[owner].name), which holds task \(id), did not answer")
         }
         guard let bytes = answer.answer.bytes else { return nil }
         return try checkedObject(bytes, shard: owner)
+    }
+
+    /// `task N --json` over local shards only, in one read of the owner's: the other
+    /// shards are asked about each device the report consults, as it does. (Gathering
+    /// the book first reads the task's events twice.) Nil when a shard is remote or
+    /// anything fails: the book gathered beforehand then answers, naming a shard that
+    /// cannot (or leaving it out with `--partial`).
+    private func taskLocally(_ id: Int64, horizon: Horizon?, owner: Int) -> ReadAnswer? {
+        guard !file.hasRemoteShards else { return nil }
+        let others = file.shards.indices.filter { $0 != owner }
+        let lookup: UnregistrationLookup = { [self] own, key in
+            var book = try own.unregistrationBook(keys: [key])
+            for shard in others {
+                book.merge(try store(shard).read { try $0.unregistrationBook(keys: [key]) })
+            }
+            return book.entries[key]
+        }
+        return try? ReadQuestion.task(id, horizon).answer(
+            from: store(owner), book: nil, showTokens: showTokens, lookup: lookup)
     }
 
     /// `audit` over the cluster: every shard audited with the cluster's book, the

@@ -167,7 +167,11 @@ enum ImportCommand: Command {
         guard fd >= 0 else { throw CommandError.io("cannot read \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
+        // Sized to the file: a zeroed 64 KiB for a file of a few hundred bytes cost a
+        // cluster's query more than opening a shard.
+        var st = stat()
+        let size = fstat(fd, &st) == 0 ? Int(st.st_size) : 0
+        var chunk = [UInt8](repeating: 0, count: min(max(size + 1, 4096), 1 << 16))
         while true {
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
             if n < 0 && errno == EINTR { continue }

@@ -42,8 +42,6 @@ public enum ReadQuestion: Sendable {
         }
     }
 
-    /// Whether a shard may hold nothing for it (a task, an event), rather than always
-    /// answer.
     /// Whether a store answers it from a few keys (a head, a task, an event, named
     /// devices' declarations), in about the time a thread takes to start.
     public var isLookup: Bool {
@@ -54,6 +52,8 @@ public enum ReadQuestion: Sendable {
         }
     }
 
+    /// Whether a shard may hold nothing for it (a task, an event), rather than always
+    /// answer.
     public var canBeMissing: Bool {
         switch self {
         case .task, .show: true
@@ -84,13 +84,18 @@ public enum ReadAnswer: Sendable {
 
 extension ReadQuestion {
     /// The question answered from `store`, exactly as the server's route answers it;
-    /// findings consult `book`, the cluster's dead devices, when given.
-    public func answer(from store: Store, book: UnregistrationBook?, showTokens: Bool) throws -> ReadAnswer {
+    /// findings consult `book`, the cluster's dead devices, when given, or `lookup`.
+    public func answer(
+        from store: Store, book: UnregistrationBook?, showTokens: Bool, lookup: UnregistrationLookup? = nil
+    ) throws -> ReadAnswer {
         let tokens = ReadQuestion.tokens(shown: showTokens)
         func read<R>(_ body: (StoreReader) throws -> R) throws -> R {
             try store.read { plain in
                 var reader = plain
-                if takesBook { reader.unregistrations = book }
+                if takesBook {
+                    reader.unregistrations = book
+                    reader.unregistrationLookup = lookup
+                }
                 return try body(reader)
             }
         }

@@ -439,7 +439,10 @@ public final class IndexedAuditContext: AuditContext {
         if let known = devices.slot(of: device) {
             slot = known
         } else {
-            let found = try collect(device)
+            let found =
+                try loader.reader.unregistrationLookup.map { lookup in
+                    try lookup(loader.reader, Layout.deviceKey(device)).map { [$0] } ?? []
+                } ?? collect(device)
             slot = devices.add(device)
             unregistrations.append(found)
         }

@@ -32,6 +32,12 @@ public struct UnregistrationBook: Sendable {
     }
 }
 
+/// A device's earliest declaration over every shard of a cluster, asked for when a
+/// report first needs it: given the reader of the shard answering (its own
+/// declarations count too) and the device key. In one process over local shards this
+/// replaces gathering the book beforehand, which reads the report's events twice.
+public typealias UnregistrationLookup = (StoreReader, [UInt8]) throws -> Unregistration?
+
 extension StoreReader {
     /// This store's book: for each device key in the `unregistered` index (or each of
     /// `keys` it holds), its earliest declaring delivery.

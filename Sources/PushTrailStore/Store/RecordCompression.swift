@@ -129,7 +129,7 @@ final class RecordCompressor {
 
 /// Decompresses records; one per thread, or shared under `Store`'s lock.
 final class RecordDecompressor {
-    private let context: OpaquePointer
+    private let held: OpaquePointer?
     /// The dictionary of the last record, laid out for decoding; its parts are copied
     /// out below so that a call retains nothing.
     private var window: Window?
@@ -170,12 +170,13 @@ final class RecordDecompressor {
         }
     }
 
-    init() {
-        // Only allocation failure makes this nil; nothing sensible is left to do then.
-        context = ZSTD_createDCtx()!
+    /// `holdingContext`: keep one of zstd's contexts for the decompressor's life (one
+    /// thread reading many records); else borrow one for each record.
+    init(holdingContext: Bool) {
+        held = holdingContext ? DecompressionContexts.take() : nil
     }
 
-    deinit { ZSTD_freeDCtx(context) }
+    deinit { if let held { DecompressionContexts.give(held) } }
 
     /// The JSON of a compressed record's body (`frame`), valid until the next call; nil
     /// when it is damaged, too large or not made with `dictionary` (or zstd cannot
@@ -190,9 +191,35 @@ final class RecordDecompressor {
             windowRoom = window?.room ?? UnsafeMutableRawBufferPointer(start: nil, count: 0)
         }
         guard let tables = windowTables else { return nil }
+        let context = held ?? DecompressionContexts.take()
+        defer { if held == nil { DecompressionContexts.give(context) } }
         let n = ZSTD_decompress_usingDDict(
             context, windowRoom.baseAddress, windowRoom.count, frame.baseAddress, frame.count, tables)
         return ZSTD_isError(n) != 0 ? nil : UnsafeRawBufferPointer(rebasing: windowRoom[0..<n])
+    }
+}
+
+/// zstd's decompression contexts, kept for the process's life and lent out. Making one
+/// costs more than reading a few records (zstd probes the processor, which traps in
+/// some virtual machines), and a reader over a cluster opens a store for each shard.
+enum DecompressionContexts {
+    private static let monitor = Monitor()
+    nonisolated(unsafe) private static var idle: [OpaquePointer] = []
+    /// The most kept idle: as many as threads decompress at once, in practice.
+    static let kept = 8
+
+    static func take() -> OpaquePointer {
+        // Only allocation failure makes zstd's nil; nothing sensible is left to do then.
+        monitor.locked { idle.popLast() } ?? ZSTD_createDCtx()!
+    }
+
+    static func give(_ context: OpaquePointer) {
+        let surplus: OpaquePointer? = monitor.locked {
+            guard idle.count < kept else { return context }
+            idle.append(context)
+            return nil
+        }
+        if let surplus { ZSTD_freeDCtx(surplus) }
     }
 }
 
@@ -205,9 +232,8 @@ final class DictionaryCache: @unchecked Sendable {
     /// The read-only snapshot (transaction id) in which each kept dictionary was last
     /// found equal to the stored one; -1 for none.
     private var checkedIn: [Int] = Array(repeating: -1, count: 256)
-    /// Made when a record is first decompressed (under `monitor`): a store opened only
-    /// to look keys up (a cluster's shards asked about devices) never needs one, and
-    /// zstd's context costs more to make than such a look-up.
+    /// Made when a record is first decompressed (under `monitor`); it borrows zstd's
+    /// context for each record, so the stores of a cluster's shards share a few.
     private var decompressor: RecordDecompressor?
 
     /// Dictionary `id` as stored in this snapshot's `meta`, or nil when it is missing.
@@ -239,7 +265,7 @@ final class DictionaryCache: @unchecked Sendable {
     /// The JSON of a compressed record's body, or nil when it does not decompress.
     func decompress(_ frame: UnsafeRawBufferPointer, with dictionary: RecordDictionary) -> [UInt8]? {
         monitor.locked {
-            if decompressor == nil { decompressor = RecordDecompressor() }
+            if decompressor == nil { decompressor = RecordDecompressor(holdingContext: false) }
             return decompressor!.decompress(frame, with: dictionary).map { Array($0) }
         }
     }

@@ -592,6 +592,9 @@ public struct StoreReader {
     /// A cluster's merged book of dead devices: when set, `sent_after_unregistered`
     /// consults it instead of this store's own deliveries (see `UnregistrationBook`).
     public var unregistrations: UnregistrationBook?
+    /// Or, over local shards, where to find a device's declarations as a report needs
+    /// them (see `UnregistrationLookup`).
+    public var unregistrationLookup: UnregistrationLookup?
 
     /// The events whose ids and seqs the recent tier holds, not yet moved into the
     /// main databases (docs/STORE.md).

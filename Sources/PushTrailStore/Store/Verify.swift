@@ -426,7 +426,7 @@ extension VerifyPart {
         private let hasher = SHA256.Context()
         private var decoder = EventDecoder()
         private var scanner = IndexFieldScanner()
-        private let decompressor = RecordDecompressor()
+        private let decompressor = RecordDecompressor(holdingContext: true)
         /// The compression dictionaries by number, read as records name them, the same
         /// unretained for the walk (`dictionaries` keeps them), and their SHA-256
         /// digests (32 bytes at 32 × the number) for the chain.
