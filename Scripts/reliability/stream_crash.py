@@ -73,28 +73,40 @@ def campaign(pt, stream_bin, gen, url, work, points, events, seed, rnd):
 
     store = os.path.join(work, "store")
     consume = [stream_bin, "consume", "--server", url, "--partitions", "0-3", "--store", store, "-q"]
-    # How long one consume takes to store everything (into a scratch store): the lives
-    # below are sized so that the points spread over the whole work, not land after it.
+    # How long one consume takes to commit first, and to store everything (into a
+    # scratch store): the lives below are sized so that each can get past its first
+    # commit and the points spread over the whole work, not land before or after it.
     scratch = os.path.join(work, "scratch")
     t0 = time.time()
     proc = subprocess.Popen([stream_bin, "consume", "--server", url, "--partitions", "0-3", "--store", scratch,
                              "-q"], stderr=subprocess.DEVNULL)
-    while time.time() - t0 < 600 and (not os.path.exists(os.path.join(scratch, "data.mdb"))
-                                      or head(pt, scratch) < wanted):
+    first = None
+    stored = 0
+    while time.time() - t0 < 600 and stored < wanted:
         time.sleep(0.01)
+        stored = head(pt, scratch) if os.path.exists(os.path.join(scratch, "data.mdb")) else 0
+        if stored > 0 and first is None:
+            first = time.time() - t0
     whole = time.time() - t0
     proc.kill()
     proc.wait()
-    longest = min(0.25, 0.03 + 2.0 * whole / max(points, 1))
-    print("stream-crash: one consume stores the %d events in %.2f s; lives of 30-%.0f ms" % (
-        wanted, whole, longest * 1000), flush=True)
+    first = min(first if first is not None else whole, whole)
+    print("stream-crash: one consume commits first after %.2f s and stores the %d events in %.2f s" % (
+        first, wanted, whole), flush=True)
     full = None
     kills = 0
+    # Each life is sized from what the one before stored, so that the kills spread over
+    # the whole work, among the commits: one to four times a point's share of the events
+    # a life. One that stores nothing lives longer next time (a life that starts late in
+    # the stream can take longer to commit: partitions with nothing left make its
+    # fetches wait); one that stores more lives shorter.
+    share = wanted / max(points, 1)
+    life = first
+    before = 0
     for point in range(points):
         proc = subprocess.Popen(consume, stderr=subprocess.DEVNULL)
-        # Short lives, so that most kills land while it works, among its commits; a few
-        # right at the start.
-        delay = rnd.uniform(0.0, 0.03) if point % 10 == 0 else rnd.uniform(0.03, longest)
+        # A few right at the start.
+        delay = rnd.uniform(0.0, 0.03) if point % 10 == 0 else life * rnd.uniform(0.85, 1.15)
         time.sleep(delay)
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
@@ -109,6 +121,15 @@ def campaign(pt, stream_bin, gen, url, work, points, events, seed, rnd):
             point + 1, delay * 1000, stored, wanted), flush=True)
         if stored == wanted and full is None:
             full = point + 1
+        if point % 10 != 0 and stored < wanted:
+            progress = stored - before
+            if progress == 0:
+                life = min(life * 1.5, 4 * whole + 0.1)
+            elif progress > 4 * share:
+                life = max(0.03, life * 0.75)
+            elif progress < share:
+                life *= 1.1
+        before = stored
     r = subprocess.run(consume[:-1] + ["--drain", "-q"], capture_output=True, text=True)
     if r.returncode != 0:
         print("stream-crash: FAIL: the last consume exited %d: %s" % (r.returncode, r.stderr))
