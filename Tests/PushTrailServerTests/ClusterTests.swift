@@ -204,8 +204,8 @@ final class ClusterTests {
         #expect(alone < single, "each shard alone finds \(alone); the cluster must find \(single)")
     }
 
-    @Test("task over local shards, answered in one read of the owner's asking the others about devices, is one store's")
-    func taskOverLocalShards() throws {
+    /// The four shards as local stores (c and d read beside their servers).
+    func localCluster() throws -> String {
         let local = dir + "/local.json"
         try """
         {"partitions": 8, "shards": [
@@ -213,6 +213,41 @@ final class ClusterTests {
           {"name": "c", "partitions": [4, 5], "store": "\(served[0].storePath)"},
           {"name": "d", "partitions": [6, 7], "store": "\(served[1].storePath)"}]}
         """.write(toFile: local, atomically: false, encoding: .utf8)
+        return local
+    }
+
+    @Test("log without -n, merged as each shard is read, equals one store's: local and served, forward and reverse")
+    func streamedLog() throws {
+        let local = try localCluster()
+        let user = try #require(events.compactMap { $0["user"] as? String }.sorted().first)
+        let questions: [[String]] = [
+            ["log"], ["log", "-r"], ["log", "--type", "delivery", "-r"], ["log", "--user", user],
+            ["log", "--since", "2026-11-26T00:00:00Z", "--until", "2026-11-27T00:00:00Z", "-r"],
+        ]
+        for q in questions {
+            let single = ServerFixture.cli(["--store", one] + q + ["--json"])
+            #expect(single.status == 0 && !single.stdout.isEmpty, "\(q)")
+            let overLocal = ServerFixture.cli(q + ["--json", "--cluster", local])
+            #expect(overLocal.status == 0, "\(q): \(overLocal.stderr)")
+            #expect(Self.documents(overLocal.stdout) == Self.documents(single.stdout), "\(q) over local shards")
+            let overMixed = overCluster(q + ["--json"])
+            #expect(overMixed.status == 0, "\(q): \(overMixed.stderr)")
+            #expect(Self.documents(overMixed.stdout) == Self.documents(single.stdout), "\(q) over served shards")
+        }
+        // The shard that answers each line, in the merge's order: a shard's own order
+        // kept, and the whole in time order.
+        let raw = ServerFixture.cli(["log", "--json", "--cluster", local]).stdout
+        let lines = String(decoding: raw, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == events.count)
+        let shards = lines.compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["shard"] as? String
+        }
+        #expect(Set(shards) == ["a", "b", "c", "d"])
+    }
+
+    @Test("task over local shards, answered in one read of the owner's asking the others about devices, is one store's")
+    func taskOverLocalShards() throws {
+        let local = try localCluster()
         let shardStores = [dir + "/s0", dir + "/s1", served[0].storePath, served[1].storePath]
         let audit =
             try JSONSerialization.jsonObject(

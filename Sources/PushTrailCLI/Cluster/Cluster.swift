@@ -80,6 +80,15 @@ final class Cluster: @unchecked Sendable {
     func ask(
         _ shards: [Int], book: UnregistrationBook? = nil, _ question: @escaping @Sendable (Int) -> ReadQuestion
     ) throws -> [(shard: Int, answer: ReadAnswer)] {
+        let (answers, failures) = gather(shards, book: book, question)
+        try settle(failures, answered: !answers.isEmpty || shards.isEmpty)
+        return answers
+    }
+
+    /// `ask` without settling: the answers in shard order, and the shards that failed.
+    func gather(
+        _ shards: [Int], book: UnregistrationBook? = nil, _ question: @escaping @Sendable (Int) -> ReadQuestion
+    ) -> (answers: [(shard: Int, answer: ReadAnswer)], failures: [ShardFailure]) {
         let local = shards.filter { if case .store = file.shards[$0].location { true } else { false } }
         let remote = shards.filter { !local.contains($0) }
         typealias Job = @Sendable () throws -> [(Int, Result<ReadAnswer, ShardFailure>)]
@@ -112,25 +121,30 @@ final class Cluster: @unchecked Sendable {
                 failures.append(ShardFailure(shard: "?", reason: "\(error)"))
             }
         }
-        if !failures.isEmpty {
-            guard partial else {
-                let first = failures[0]
-                throw CommandError.io(
-                    "shard \(first.shard) did not answer: \(first.reason)"
-                        + (failures.count > 1
-                            ? " (and \(failures.count - 1) more shard\(failures.count == 2 ? "" : "s"))" : "")
-                        + "; --partial answers from the others")
-            }
-            guard !answers.isEmpty || shards.isEmpty else {
-                throw CommandError.io(
-                    "no shard answered (shard \(failures[0].shard): \(failures[0].reason)); nothing to answer from")
-            }
-            for f in failures where !missing.contains(f.shard) {
-                missing.append(f.shard)
-                context.stderr.line("pushtrail: shard \(f.shard) did not answer: \(f.reason); the answer leaves it out")
-            }
+        return (answers.sorted { $0.shard < $1.shard }, failures)
+    }
+
+    /// Fails the command for the shards in `failures` (exit 74, naming the first), or
+    /// with `--partial` names them on stderr and in `missing`; fails it anyway when no
+    /// shard `answered`.
+    func settle(_ failures: [ShardFailure], answered: Bool) throws {
+        guard !failures.isEmpty else { return }
+        guard partial else {
+            let first = failures[0]
+            throw CommandError.io(
+                "shard \(first.shard) did not answer: \(first.reason)"
+                    + (failures.count > 1
+                        ? " (and \(failures.count - 1) more shard\(failures.count == 2 ? "" : "s"))" : "")
+                    + "; --partial answers from the others")
         }
-        return answers.sorted { $0.shard < $1.shard }
+        guard answered else {
+            throw CommandError.io(
+                "no shard answered (shard \(failures[0].shard): \(failures[0].reason)); nothing to answer from")
+        }
+        for f in failures where !missing.contains(f.shard) {
+            missing.append(f.shard)
+            context.stderr.line("pushtrail: shard \(f.shard) did not answer: \(f.reason); the answer leaves it out")
+        }
     }
 
     /// Every shard's answer to `question`.

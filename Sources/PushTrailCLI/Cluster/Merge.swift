@@ -97,21 +97,98 @@ extension Cluster {
         }.map(\.element.finding)
     }
 
-    /// `log`'s events over every shard in (at, shard, seq) order, each with its shard:
-    /// each shard gives its last N when `limit` is N, and the merge keeps the last N.
-    func log(_ query: LogQuery, limit: Int?, reverse: Bool) throws -> [(shard: Int, loaded: LoadedEvent)] {
+    /// `log`'s events over every shard in (at, shard, seq) order, newest first with
+    /// `reverse`, each with its shard, given to `body` until it returns false. With
+    /// `limit` N each shard gives its last N and the merge keeps the last N. Without,
+    /// the merge takes each shard's events as it goes: a local shard's read on a thread
+    /// of its own a few hundred ahead, a served shard's answer decoded line by line, so
+    /// that the memory does not grow with the log.
+    func log(
+        _ query: LogQuery, limit: Int?, reverse: Bool, _ body: (_ shard: Int, _ loaded: LoadedEvent) throws -> Bool
+    ) throws {
+        guard limit == nil else {
+            for (shard, loaded) in try collectedLog(query, limit: limit, reverse: reverse) {
+                if try !body(shard, loaded) { return }
+            }
+            return
+        }
+        let local = file.shards.indices.filter { if case .store = file.shards[$0].location { true } else { false } }
+        let remote = file.shards.indices.filter { !local.contains($0) }
+        var failures: [ShardFailure] = []
+        var sources: [(shard: Int, source: LogSource)] = []
+        for shard in local {
+            do {
+                sources.append((shard, .local(LogFeed(store: try store(shard), query: query, reverse: reverse))))
+            } catch {
+                failures.append(ShardFailure(shard: file.shards[shard].name, reason: "\(error)"))
+            }
+        }
+        defer { for case (_, .local(let feed)) in sources { feed.cancel() } }
+        // The served shards' answers, their failures settled with the local ones'.
+        let (answered, failed) =
+            remote.isEmpty ? ([], []) : gather(remote) { _ in .log(query, limit: nil, reverse: false) }
+        failures += failed
+        for (shard, answer) in answered {
+            guard let bytes = answer.bytes else { continue }
+            guard let lines = LogLines(bytes, reverse: reverse) else { throw malformed(shard) }
+            sources.append((shard, .remote(lines)))
+        }
+        try settle(failures, answered: !sources.isEmpty)
+        sources.sort { $0.shard < $1.shard }
+
+        // Each source's next event; the merge takes the least (the greatest with
+        // `reverse`) in (at, shard, seq) order. A handful of shards: a scan, not a heap.
+        var decoder = EventDecoder()
+        var heads: [LoadedEvent?] = []
+        for i in sources.indices { heads.append(try next(sources[i], &decoder)) }
+        while true {
+            var pick: Int?
+            for i in heads.indices {
+                guard let candidate = heads[i] else { continue }
+                guard let p = pick, let best = heads[p] else {
+                    pick = i
+                    continue
+                }
+                let before =
+                    (candidate.event.at, sources[i].shard, candidate.seq) < (best.event.at, sources[p].shard, best.seq)
+                if before != reverse { pick = i }
+            }
+            guard let p = pick, let event = heads[p] else { return }
+            if try !body(sources[p].shard, event) { return }
+            heads[p] = try next(sources[p], &decoder)
+        }
+    }
+
+    /// A shard's next event for the merge.
+    private func next(_ source: (shard: Int, source: LogSource), _ decoder: inout EventDecoder) throws -> LoadedEvent? {
+        switch source.source {
+        case .local(let feed):
+            do {
+                return try feed.next()
+            } catch {
+                throw CommandError.io("shard \(file.shards[source.shard].name) did not answer: \(error)")
+            }
+        case .remote(let lines):
+            guard let line = lines.next() else { return nil }
+            guard let loaded = try logLine(line, &decoder) else { throw malformed(source.shard) }
+            return loaded
+        }
+    }
+
+    /// `log`'s events over every shard, each shard's last `limit`, merged and cut to the
+    /// last `limit`.
+    private func collectedLog(_ query: LogQuery, limit: Int?, reverse: Bool) throws -> [(
+        shard: Int, loaded: LoadedEvent
+    )] {
         var all: [(shard: Int, loaded: LoadedEvent)] = []
         var decoder = EventDecoder()
         for (shard, answer) in try askAll(.log(query, limit: limit, reverse: false)) {
             guard let bytes = answer.bytes else { continue }
-            var start = 0
-            for (i, b) in bytes.enumerated() where b == 0x0A {
-                guard let loaded = try logLine(Array(bytes[start..<i]), &decoder) else { throw malformed(shard) }
+            guard let lines = LogLines(bytes, reverse: false) else { throw malformed(shard) }
+            while let line = lines.next() {
+                guard let loaded = try logLine(line, &decoder) else { throw malformed(shard) }
                 all.append((shard, loaded))
-                start = i + 1
             }
-            // Every line ends with a line break: a last one without is an answer cut short.
-            guard start == bytes.count else { throw malformed(shard) }
         }
         all.sort { ($0.loaded.event.at, $0.shard, $0.loaded.seq) < ($1.loaded.event.at, $1.shard, $1.loaded.seq) }
         if let limit, all.count > limit { all.removeFirst(all.count - limit) }
@@ -316,5 +393,36 @@ extension Cluster {
             members[i].1 = .string(file.shards[shard].name + String(text.dropFirst().dropLast()))
         }
         return .object(members + missingMember)
+    }
+}
+
+/// Where the merge of `log` over a cluster takes a shard's events.
+enum LogSource {
+    case local(LogFeed)
+    case remote(LogLines)
+}
+
+/// The lines of a served shard's `log` answer, first to last or last to first; nil
+/// when the answer does not end with a line break (it was cut short).
+final class LogLines {
+    private let bytes: [UInt8]
+    private var ends: [Int] = []
+    private var index: Int
+    private let reverse: Bool
+
+    init?(_ bytes: [UInt8], reverse: Bool) {
+        guard bytes.isEmpty || bytes.last == 0x0A else { return nil }
+        self.bytes = bytes
+        self.reverse = reverse
+        for (i, b) in bytes.enumerated() where b == 0x0A { ends.append(i) }
+        index = reverse ? ends.count - 1 : 0
+    }
+
+    func next() -> [UInt8]? {
+        guard index >= 0, index < ends.count else { return nil }
+        let start = index == 0 ? 0 : ends[index - 1] + 1
+        let line = Array(bytes[start..<ends[index]])
+        index += reverse ? -1 : 1
+        return line
     }
 }

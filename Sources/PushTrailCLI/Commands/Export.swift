@@ -280,7 +280,12 @@ enum ExportCommand: Command {
             case .thread(let thread): query.threadID = thread
             case .task(let taskID): query.taskID = taskID
             }
-            return try cluster.log(query, limit: nil, reverse: false).map(\.loaded)
+            var events: [LoadedEvent] = []
+            try cluster.log(query, limit: nil, reverse: false) {
+                events.append($1)
+                return true
+            }
+            return events
         }
     }
 

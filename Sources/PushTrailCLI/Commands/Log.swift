@@ -65,9 +65,9 @@ enum LogCommand: Command {
             }
             try Cluster.refuseSequence(q.since, option: "since", command: "log")
             try Cluster.refuseSequence(q.until, option: "until", command: "log")
-            for (shard, loaded) in try cluster.log(q, limit: limit, reverse: reverse) {
+            try cluster.log(q, limit: limit, reverse: reverse) { shard, loaded in
                 emit(loaded, options.format, arguments, context, style, shard: cluster.file.shards[shard].name)
-                if context.stdout.brokenPipe { break }
+                return !context.stdout.brokenPipe
             }
             return ExitStatus.success
         }

@@ -92,6 +92,11 @@ final class WorkerThread: @unchecked Sendable {
     }
 
     func start() {
+        if !tryStart() { body() }
+    }
+
+    /// Starts the thread; false (and nothing run) when none could be made.
+    func tryStart() -> Bool {
         let context = Unmanaged.passRetained(self).toOpaque()
         let rc = pthread_create(
             &thread, nil,
@@ -105,11 +110,8 @@ final class WorkerThread: @unchecked Sendable {
                 return nil
             }, context)
         started = rc == 0
-        if rc != 0 {
-            // No thread: run inline so the work still happens.
-            Unmanaged<WorkerThread>.fromOpaque(context).release()
-            body()
-        }
+        if rc != 0 { Unmanaged<WorkerThread>.fromOpaque(context).release() }
+        return started
     }
 
     func join() {
