@@ -264,6 +264,11 @@ final class ClusterTests {
             let cluster = ServerFixture.cli(["task", "\(t)", "--json", "--cluster", local])
             #expect(cluster.status == single.status && single.status == 0, "task \(t): \(cluster.stderr)")
             #expect(Self.documents(cluster.stdout) == Self.documents(single.stdout), "task \(t)")
+            // For people: the owner's report in one read over local shards, as the rounds
+            // give it over served ones (the same stores).
+            let text = ServerFixture.cli(["task", "\(t)", "--no-color", "--cluster", local])
+            let rounds = overCluster(["task", "\(t)", "--no-color"])
+            #expect(text.status == 0 && text.stdout == rounds.stdout, "task \(t) for people: \(text.stderr)")
             let owner = shardStores[Partition.of(taskID: Int64(t), count: 8) / 2]
             let alone = ServerFixture.cli(["--store", owner, "task", "\(t)", "--json"])
             if Self.documents(alone.stdout) != Self.documents(single.stdout) { needsOthers += 1 }

@@ -51,16 +51,21 @@ extension Cluster {
     /// cannot (or leaving it out with `--partial`).
     private func taskLocally(_ id: Int64, horizon: Horizon?, owner: Int) -> ReadAnswer? {
         guard !file.hasRemoteShards else { return nil }
+        return try? ReadQuestion.task(id, horizon).answer(
+            from: store(owner), book: nil, showTokens: showTokens, lookup: lookup(besides: owner))
+    }
+
+    /// A device's earliest declaration over every local shard: the asking shard's own
+    /// (through its reader) and every other's (`UnregistrationLookup`).
+    func lookup(besides owner: Int) -> UnregistrationLookup {
         let others = file.shards.indices.filter { $0 != owner }
-        let lookup: UnregistrationLookup = { [self] own, key in
+        return { [self] own, key in
             var book = try own.unregistrationBook(keys: [key])
             for shard in others {
                 book.merge(try store(shard).read { try $0.unregistrationBook(keys: [key]) })
             }
             return book.entries[key]
         }
-        return try? ReadQuestion.task(id, horizon).answer(
-            from: store(owner), book: nil, showTokens: showTokens, lookup: lookup)
     }
 
     /// `audit` over the cluster: every shard audited with the cluster's book, the

@@ -104,6 +104,19 @@ extension Cluster {
     /// nil when it holds no event of the task.
     func taskReport(_ id: Int64, horizon: Horizon?) throws -> (report: TaskReport, asOf: String)? {
         let owner = file.owner(ofTask: id)
+        // Over local shards only: the owner's report in one read, as `task --json` (a
+        // failure falls back to the rounds below, which name the shard).
+        if !file.hasRemoteShards, let store = try? store(owner) {
+            let lookup = lookup(besides: owner)
+            do {
+                return try store.read { plain in
+                    var reader = plain
+                    reader.unregistrationLookup = lookup
+                    guard let report = try reader.taskReport(id, horizon: horizon) else { return nil }
+                    return (report, file.shards[owner].name + Presentation.asOf(horizon, head: try reader.head().seq))
+                }
+            } catch {}
+        }
         let book = try self.book(for: .timeline(.task(id), horizon), shards: [owner])
         guard let asked = try ask([owner], book: book, { _ in .task(id, horizon) }).first else {
             throw CommandError.io("shard \(file.shards[owner].name), which holds task \(id), did not answer")
