@@ -245,7 +245,7 @@ final class ClusterTests {
         #expect(Set(shards) == ["a", "b", "c", "d"])
     }
 
-    @Test("task over local shards, answered in one read of the owner's asking the others about devices, is one store's")
+    @Test("task and thread over local shards, read once asking the other shards about devices, are one store's")
     func taskOverLocalShards() throws {
         let local = try localCluster()
         let shardStores = [dir + "/s0", dir + "/s1", served[0].storePath, served[1].storePath]
@@ -269,6 +269,12 @@ final class ClusterTests {
             let text = ServerFixture.cli(["task", "\(t)", "--no-color", "--cluster", local])
             let rounds = overCluster(["task", "\(t)", "--no-color"])
             #expect(text.status == 0 && text.stdout == rounds.stdout, "task \(t) for people: \(text.stderr)")
+            // A thread's shards each answer in one read too, asking the others.
+            let thread = ServerFixture.cli(["thread", "task-\(t)", "--json", "--cluster", local])
+            let threadAlone = ServerFixture.cli(["--store", one, "thread", "task-\(t)", "--json"])
+            #expect(Self.documents(thread.stdout) == Self.documents(threadAlone.stdout), "thread task-\(t)")
+            let threadText = ServerFixture.cli(["thread", "task-\(t)", "--no-color", "--cluster", local])
+            #expect(threadText.stdout == overCluster(["thread", "task-\(t)", "--no-color"]).stdout, "thread task-\(t)")
             let owner = shardStores[Partition.of(taskID: Int64(t), count: 8) / 2]
             let alone = ServerFixture.cli(["--store", owner, "task", "\(t)", "--json"])
             if Self.documents(alone.stdout) != Self.documents(single.stdout) { needsOthers += 1 }

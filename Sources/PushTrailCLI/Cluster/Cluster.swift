@@ -77,25 +77,30 @@ final class Cluster: @unchecked Sendable {
     /// once, and returns their answers in shard order. A shard that cannot answer
     /// fails the command (exit 74, naming it) unless `--partial`, where it is named
     /// on stderr and in `missing` and left out.
+    /// With `askingOthers` (local shards only), findings ask the other shards about
+    /// each device as they meet it, instead of consulting `book`.
     func ask(
-        _ shards: [Int], book: UnregistrationBook? = nil, _ question: @escaping @Sendable (Int) -> ReadQuestion
+        _ shards: [Int], book: UnregistrationBook? = nil, askingOthers: Bool = false,
+        _ question: @escaping @Sendable (Int) -> ReadQuestion
     ) throws -> [(shard: Int, answer: ReadAnswer)] {
-        let (answers, failures) = gather(shards, book: book, question)
+        let (answers, failures) = gather(shards, book: book, askingOthers: askingOthers, question)
         try settle(failures, answered: !answers.isEmpty || shards.isEmpty)
         return answers
     }
 
     /// `ask` without settling: the answers in shard order, and the shards that failed.
     func gather(
-        _ shards: [Int], book: UnregistrationBook? = nil, _ question: @escaping @Sendable (Int) -> ReadQuestion
+        _ shards: [Int], book: UnregistrationBook? = nil, askingOthers: Bool = false,
+        _ question: @escaping @Sendable (Int) -> ReadQuestion
     ) -> (answers: [(shard: Int, answer: ReadAnswer)], failures: [ShardFailure]) {
         let local = shards.filter { if case .store = file.shards[$0].location { true } else { false } }
         let remote = shards.filter { !local.contains($0) }
+        precondition(!askingOthers || !file.hasRemoteShards, "served shards are asked with a book")
         typealias Job = @Sendable () throws -> [(Int, Result<ReadAnswer, ShardFailure>)]
         var jobs: [Job] = []
         for shard in local {
             jobs.append { [self] in
-                [(shard, self.answerLocally(shard, question(shard), book: book))]
+                [(shard, self.answerLocally(shard, question(shard), book: book, askingOthers: askingOthers))]
             }
         }
         if !remote.isEmpty {
@@ -214,12 +219,15 @@ final class Cluster: @unchecked Sendable {
         }
     }
 
-    private func answerLocally(_ shard: Int, _ question: ReadQuestion, book: UnregistrationBook?)
+    private func answerLocally(_ shard: Int, _ question: ReadQuestion, book: UnregistrationBook?, askingOthers: Bool)
         -> Result<ReadAnswer, ShardFailure>
     {
         do {
             let store = try self.store(shard)
-            return .success(try question.answer(from: store, book: book, showTokens: showTokens))
+            return .success(
+                try question.answer(
+                    from: store, book: book, showTokens: showTokens,
+                    lookup: askingOthers ? lookup(besides: shard) : nil))
         } catch {
             return .failure(ShardFailure(shard: file.shards[shard].name, reason: "\(error)"))
         }

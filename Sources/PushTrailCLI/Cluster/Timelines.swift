@@ -6,14 +6,15 @@ import PushTrailStore
 /// order, so that `thread`, `task`, `show` and `report` draw them with the code that
 /// draws one store's. Findings keep the message their shard wrote.
 extension Cluster {
-    /// The subject's timeline over `shards`, with the cluster's book.
+    /// The subject's timeline over `shards`, with the cluster's book; nil (local shards
+    /// only): each shard asks the others about the devices its findings meet.
     func timeline(
         _ subject: TimelineSubject, horizon: Horizon?, stateChanges: Bool = false, shards: [Int]? = nil,
-        book: UnregistrationBook
+        book: UnregistrationBook?
     ) throws -> [(shard: Int, entry: TimelineEntry)] {
         var all: [(shard: Int, entry: TimelineEntry)] = []
         var decoder = EventDecoder()
-        let asked = try ask(shards ?? Array(file.shards.indices), book: book) { _ in
+        let asked = try ask(shards ?? Array(file.shards.indices), book: book, askingOthers: book == nil) { _ in
             .timeline(subject, horizon, stateChanges: stateChanges)
         }
         for (shard, answer) in asked {
@@ -96,7 +97,12 @@ extension Cluster {
 
     /// `thread X` over the cluster: every shard's part of the thread; nil when no shard has it.
     func threadReport(_ id: String, horizon: Horizon?) throws -> ThreadReport? {
-        let entries = try timeline(.thread(id), horizon: horizon, book: try book(for: .timeline(.thread(id), horizon)))
+        // Over local shards that all open, each asks the others about devices as it goes:
+        // gathering the book first reads the thread's events twice on every shard. (A
+        // shard that does not open is named, or left out with --partial, by the rounds.)
+        let local = !file.hasRemoteShards && file.shards.indices.allSatisfy { (try? store($0)) != nil }
+        let book = local ? nil : try book(for: .timeline(.thread(id), horizon))
+        let entries = try timeline(.thread(id), horizon: horizon, book: book)
         return entries.isEmpty ? nil : ThreadReport(threadID: id, entries: entries.map(\.entry))
     }
 
