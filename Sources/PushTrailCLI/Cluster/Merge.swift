@@ -56,13 +56,17 @@ extension Cluster {
     }
 
     /// A device's earliest declaration over every local shard: the asking shard's own
-    /// (through its reader) and every other's (`UnregistrationLookup`).
+    /// (through its reader) and every other's (`UnregistrationLookup`), merged in shard
+    /// order as the gathered book is.
     func lookup(besides owner: Int) -> UnregistrationLookup {
-        let others = file.shards.indices.filter { $0 != owner }
+        let shards = Array(file.shards.indices)
         return { [self] own, key in
-            var book = try own.unregistrationBook(keys: [key])
-            for shard in others {
-                book.merge(try store(shard).read { try $0.unregistrationBook(keys: [key]) })
+            var book = UnregistrationBook()
+            for shard in shards {
+                book.merge(
+                    shard == owner
+                        ? try own.unregistrationBook(keys: [key])
+                        : try store(shard).read { try $0.unregistrationBook(keys: [key]) })
             }
             return book.entries[key]
         }
