@@ -116,7 +116,8 @@ let package = Package(
         // The command line with that client: `pushtrail` runs it in its place for a
         // cluster with shards behind `pushtrail serve`.
         .executableTarget(
-            name: "pushtrail-cluster", dependencies: ["PushTrailCLI", "PushTrailHTTPClient"], swiftSettings: leanModules,
+            name: "pushtrail-cluster", dependencies: ["PushTrailCLI", "PushTrailHTTPClient"],
+            swiftSettings: leanModules,
             linkerSettings: swiftRuntimeLinkedIn),
         .executableTarget(
             name: "pushtrail-gen",
