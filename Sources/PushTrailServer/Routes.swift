@@ -20,6 +20,9 @@ public final class Routes: @unchecked Sendable {
     /// client held back by TCP, instead. Two keep one body decoding while another
     /// commits, which is as fast as four (docs/PERFORMANCE.md).
     static let concurrentAppends = 2
+    /// Decoded events the server keeps for later questions (`StoreOptions.keptEvents`):
+    /// about 30 MB of them, the events of a few thousand threads.
+    static let keptEvents = 16_384
     /// The largest request body accepted, in bytes.
     let maxBody: Int
 

@@ -114,6 +114,7 @@ public enum ServerMain {
             if let events = getenv("PUSHTRAIL_FOLD_EVENTS").flatMap({ Int(String(cString: $0)) }), events > 0 {
                 options.foldEvents = events
             }
+            options.keptEvents = Routes.keptEvents
             store = try Store(path: storePath, create: true, options: options)
         } catch StoreError.missing(let path) {
             say("no store at \(path): create it with pushtrail ingest, or pushtrail token add (see --help)")

@@ -306,11 +306,18 @@ final class EventLoader {
                 out.append(hit)
                 continue
             }
-            guard let stored = try reader.event(seq: seq) else {
-                throw StoreError.damaged(seq: seq, detail: "an index names it but it is not stored")
+            let loaded: LoadedEvent
+            if let kept = reader.store.decodedEvents?.event(seq) {
+                guard horizon?.includes(kept.position) ?? true else { continue }
+                loaded = kept
+            } else {
+                guard let stored = try reader.event(seq: seq) else {
+                    throw StoreError.damaged(seq: seq, detail: "an index names it but it is not stored")
+                }
+                guard horizon?.includes(stored.position) ?? true else { continue }
+                loaded = LoadedEvent(stored: stored, event: try stored.decode(using: &decoder))
+                reader.store.decodedEvents?.remember(loaded)
             }
-            guard horizon?.includes(stored.position) ?? true else { continue }
-            let loaded = LoadedEvent(stored: stored, event: try stored.decode(using: &decoder))
             added.append(events.count)
             events.append(loaded)
             out.append(loaded)
@@ -321,10 +328,17 @@ final class EventLoader {
     /// The event `seq` when it is a notification visible from the horizon.
     func notification(seq: UInt64) throws -> LoadedEvent? {
         if let hit = known(seq) { return hit.stored.type == .notification ? hit : nil }
-        guard let stored = try reader.event(seq: seq), stored.type == .notification,
-            horizon?.includes(stored.position) ?? true
-        else { return nil }
-        let loaded = LoadedEvent(stored: stored, event: try stored.decode(using: &decoder))
+        let loaded: LoadedEvent
+        if let kept = reader.store.decodedEvents?.event(seq) {
+            guard kept.stored.type == .notification, horizon?.includes(kept.position) ?? true else { return nil }
+            loaded = kept
+        } else {
+            guard let stored = try reader.event(seq: seq), stored.type == .notification,
+                horizon?.includes(stored.position) ?? true
+            else { return nil }
+            loaded = LoadedEvent(stored: stored, event: try stored.decode(using: &decoder))
+            reader.store.decodedEvents?.remember(loaded)
+        }
         events.append(loaded)
         index([events.count - 1])
         return loaded

@@ -60,6 +60,9 @@ public struct StoreOptions: Sendable {
     /// While the recent tier holds this many events or more, each tiered write moves a
     /// slice of it into the main databases (`Store.write`).
     public var foldEvents = Store.defaultFoldEvents
+    /// Decoded events kept for later questions (`DecodedEvents`): for a process that
+    /// answers many (the server); 0 keeps none.
+    public var keptEvents = 0
 
     public init() {}
 }
@@ -171,6 +174,8 @@ public final class Store: @unchecked Sendable {
     }
     /// The compression dictionaries read so far.
     let dictionaries = DictionaryCache()
+    /// See `StoreOptions.keptEvents`.
+    let decodedEvents: DecodedEvents?
     /// `StoreOptions.foldEvents`.
     let foldEvents: Int
     /// The default `StoreOptions.foldEvents`: a larger tier has more pages of its own for
@@ -187,6 +192,7 @@ public final class Store: @unchecked Sendable {
     public init(path: String, create: Bool, options: StoreOptions = StoreOptions()) throws {
         self.path = path
         foldEvents = max(1, options.foldEvents)
+        decodedEvents = options.keptEvents > 0 ? DecodedEvents(capacity: options.keptEvents) : nil
         var st = stat()
         if stat(path, &st) != 0 {
             guard errno == ENOENT else {
