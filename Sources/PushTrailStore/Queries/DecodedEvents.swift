@@ -8,32 +8,40 @@ final class DecodedEvents: @unchecked Sendable {
     private var newer: [UInt64: LoadedEvent] = [:]
     private var older: [UInt64: LoadedEvent] = [:]
     private let generation: Int
+    /// The most events one load may take from and give to the kept ones.
+    static let largestLoad = 64
 
     /// At most `capacity` events kept.
     init(capacity: Int) {
         generation = max(1, capacity / 2)
     }
 
+    // A generation dropped is returned out of the monitor and freed there: thousands of
+    // events freed under it would hold up every other reader.
+
     func event(_ seq: UInt64) -> LoadedEvent? {
-        monitor.locked {
-            if let hit = newer[seq] { return hit }
-            guard let hit = older.removeValue(forKey: seq) else { return nil }
-            keep(seq, hit)
-            return hit
+        let (hit, _) = monitor.locked { () -> (LoadedEvent?, [UInt64: LoadedEvent]?) in
+            if let hit = newer[seq] { return (hit, nil) }
+            guard let hit = older.removeValue(forKey: seq) else { return (nil, nil) }
+            return (hit, keep(seq, hit))
         }
+        return hit
     }
 
     func remember(_ loaded: LoadedEvent) {
-        monitor.locked { keep(loaded.seq, loaded) }
+        _ = monitor.locked { keep(loaded.seq, loaded) }
     }
 
-    /// Under the monitor.
-    private func keep(_ seq: UInt64, _ loaded: LoadedEvent) {
+    /// Under the monitor: keeps `loaded`, and returns the generation it drops, if any.
+    private func keep(_ seq: UInt64, _ loaded: LoadedEvent) -> [UInt64: LoadedEvent]? {
+        var dropped: [UInt64: LoadedEvent]?
         if newer.count >= generation {
+            dropped = older
             older = newer
             newer = [:]
             newer.reserveCapacity(generation)
         }
         newer[seq] = loaded
+        return dropped
     }
 }

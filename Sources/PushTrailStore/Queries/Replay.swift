@@ -301,22 +301,26 @@ final class EventLoader {
         out.reserveCapacity(wanted.count)
         var added: [Int] = []
         defer { index(added) }
+        // Only small questions' events are kept (a thread's, a task's): a user's
+        // hundreds would turn the kept events over at every question, and the churn
+        // cost a user's timeline twice its p99 under 8 clients.
+        let kept = wanted.count <= DecodedEvents.largestLoad ? reader.store.decodedEvents : nil
         for seq in sortedUnique(wanted) {
             if let hit = known(seq) {
                 out.append(hit)
                 continue
             }
             let loaded: LoadedEvent
-            if let kept = reader.store.decodedEvents?.event(seq) {
-                guard horizon?.includes(kept.position) ?? true else { continue }
-                loaded = kept
+            if let hit = kept?.event(seq) {
+                guard horizon?.includes(hit.position) ?? true else { continue }
+                loaded = hit
             } else {
                 guard let stored = try reader.event(seq: seq) else {
                     throw StoreError.damaged(seq: seq, detail: "an index names it but it is not stored")
                 }
                 guard horizon?.includes(stored.position) ?? true else { continue }
                 loaded = LoadedEvent(stored: stored, event: try stored.decode(using: &decoder))
-                reader.store.decodedEvents?.remember(loaded)
+                kept?.remember(loaded)
             }
             added.append(events.count)
             events.append(loaded)
