@@ -8,8 +8,9 @@ final class DecodedEvents: @unchecked Sendable {
     private var newer: [UInt64: LoadedEvent] = [:]
     private var older: [UInt64: LoadedEvent] = [:]
     private let generation: Int
-    /// The most events one load may take from and give to the kept ones.
-    static let largestLoad = 64
+    /// The most events one question (one `EventLoader`) may take from and give to the
+    /// kept ones: a thread's or a task's fit.
+    static let largestQuestion = 128
 
     /// At most `capacity` events kept.
     init(capacity: Int) {

@@ -288,6 +288,8 @@ final class EventLoader {
     private var slots: [Int] = []
     /// One decoder for every event loaded: its tape is reused.
     private var decoder = EventDecoder()
+    /// Events asked of `load` so far.
+    private var requested = 0
 
     init(reader: StoreReader, horizon: Horizon?) {
         self.reader = reader
@@ -302,9 +304,10 @@ final class EventLoader {
         var added: [Int] = []
         defer { index(added) }
         // Only small questions' events are kept (a thread's, a task's): a user's
-        // hundreds would turn the kept events over at every question, and the churn
-        // cost a user's timeline twice its p99 under 8 clients.
-        let kept = wanted.count <= DecodedEvents.largestLoad ? reader.store.decodedEvents : nil
+        // hundreds, or an audit's many tasks, would turn the kept events over at every
+        // question, and the churn doubled a user timeline's p99 under 8 clients.
+        requested += wanted.count
+        let kept = requested <= DecodedEvents.largestQuestion ? reader.store.decodedEvents : nil
         for seq in sortedUnique(wanted) {
             if let hit = known(seq) {
                 out.append(hit)
@@ -332,16 +335,18 @@ final class EventLoader {
     /// The event `seq` when it is a notification visible from the horizon.
     func notification(seq: UInt64) throws -> LoadedEvent? {
         if let hit = known(seq) { return hit.stored.type == .notification ? hit : nil }
+        requested += 1
+        let kept = requested <= DecodedEvents.largestQuestion ? reader.store.decodedEvents : nil
         let loaded: LoadedEvent
-        if let kept = reader.store.decodedEvents?.event(seq) {
-            guard kept.stored.type == .notification, horizon?.includes(kept.position) ?? true else { return nil }
-            loaded = kept
+        if let hit = kept?.event(seq) {
+            guard hit.stored.type == .notification, horizon?.includes(hit.position) ?? true else { return nil }
+            loaded = hit
         } else {
             guard let stored = try reader.event(seq: seq), stored.type == .notification,
                 horizon?.includes(stored.position) ?? true
             else { return nil }
             loaded = LoadedEvent(stored: stored, event: try stored.decode(using: &decoder))
-            reader.store.decodedEvents?.remember(loaded)
+            kept?.remember(loaded)
         }
         events.append(loaded)
         index([events.count - 1])
