@@ -303,31 +303,20 @@ final class EventLoader {
         out.reserveCapacity(wanted.count)
         var added: [Int] = []
         defer { index(added) }
-        // Only small questions' events are kept (a thread's, a task's): a user's
-        // hundreds, or an audit's many tasks, would turn the kept events over at every
-        // question, and the churn doubled a user timeline's p99 under 8 clients.
-        requested += wanted.count
-        let kept = requested <= DecodedEvents.largestQuestion ? reader.store.decodedEvents : nil
+        let kept = keptEvents(asking: wanted.count)
         for seq in sortedUnique(wanted) {
             if let hit = known(seq) {
                 out.append(hit)
                 continue
             }
-            let loaded: LoadedEvent
-            if let hit = kept?.event(seq) {
-                guard horizon?.includes(hit.position) ?? true else { continue }
-                loaded = hit
-            } else {
-                guard let stored = try reader.event(seq: seq) else {
-                    throw StoreError.damaged(seq: seq, detail: "an index names it but it is not stored")
-                }
-                guard horizon?.includes(stored.position) ?? true else { continue }
-                loaded = LoadedEvent(stored: stored, event: try stored.decode(using: &decoder))
-                kept?.remember(loaded)
+            switch try find(seq, kept) {
+            case .missing: throw StoreError.damaged(seq: seq, detail: "an index names it but it is not stored")
+            case .hidden: continue
+            case .visible(let loaded):
+                added.append(events.count)
+                events.append(loaded)
+                out.append(loaded)
             }
-            added.append(events.count)
-            events.append(loaded)
-            out.append(loaded)
         }
         return out
     }
@@ -335,22 +324,45 @@ final class EventLoader {
     /// The event `seq` when it is a notification visible from the horizon.
     func notification(seq: UInt64) throws -> LoadedEvent? {
         if let hit = known(seq) { return hit.stored.type == .notification ? hit : nil }
-        requested += 1
-        let kept = requested <= DecodedEvents.largestQuestion ? reader.store.decodedEvents : nil
-        let loaded: LoadedEvent
-        if let hit = kept?.event(seq) {
-            guard hit.stored.type == .notification, horizon?.includes(hit.position) ?? true else { return nil }
-            loaded = hit
-        } else {
-            guard let stored = try reader.event(seq: seq), stored.type == .notification,
-                horizon?.includes(stored.position) ?? true
-            else { return nil }
-            loaded = LoadedEvent(stored: stored, event: try stored.decode(using: &decoder))
-            kept?.remember(loaded)
+        guard case .visible(let loaded) = try find(seq, keptEvents(asking: 1), type: .notification) else {
+            return nil
         }
         events.append(loaded)
         index([events.count - 1])
         return loaded
+    }
+
+    private enum Found {
+        case visible(LoadedEvent)
+        /// Stored, but beyond the horizon or not of the type asked for.
+        case hidden
+        case missing
+    }
+
+    /// Event `seq` from `kept` or else the store (then kept), unless the horizon hides
+    /// it or it is not of `type`: a stored event is decoded only when it is wanted.
+    private func find(_ seq: UInt64, _ kept: DecodedEvents?, type: EventType? = nil) throws -> Found {
+        if let hit = kept?.event(seq) {
+            guard type.map({ hit.stored.type == $0 }) ?? true, horizon?.includes(hit.position) ?? true else {
+                return .hidden
+            }
+            return .visible(hit)
+        }
+        guard let stored = try reader.event(seq: seq) else { return .missing }
+        guard type.map({ stored.type == $0 }) ?? true, horizon?.includes(stored.position) ?? true else {
+            return .hidden
+        }
+        let loaded = LoadedEvent(stored: stored, event: try stored.decode(using: &decoder))
+        kept?.remember(loaded)
+        return .visible(loaded)
+    }
+
+    /// The store's kept events, while this question has asked for few enough: a user's
+    /// hundreds, or an audit's many tasks, would turn them over at every question (the
+    /// churn doubled a user timeline's p99 under 8 clients).
+    private func keptEvents(asking count: Int) -> DecodedEvents? {
+        requested += count
+        return requested <= DecodedEvents.largestQuestion ? reader.store.decodedEvents : nil
     }
 
     /// Takes events decoded elsewhere (those visible from the horizon).
