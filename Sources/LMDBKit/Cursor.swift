@@ -56,6 +56,12 @@ public struct Cursor {
         return n
     }
 
+    /// Deletes the entry under the cursor; with `allDuplicates`, every value of its key
+    /// (a duplicate-sort database).
+    public func deleteCurrent(allDuplicates: Bool = false) throws {
+        try check(mdb_cursor_del(handle, allDuplicates ? UInt32(MDB_NODUPDATA) : 0), "mdb_cursor_del")
+    }
+
     /// Stores through the cursor (e.g. with `.append` for sorted bulk loads).
     public func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: PutFlags = []) throws -> Bool
     {

@@ -16,7 +16,7 @@ enum SpoiledStore: String, CaseIterable, CustomTestStringConvertible {
     case dataHalf = "data.mdb truncated to half its size"
     case garbage = "data.mdb replaced by 64 KiB of random bytes"
     case garbagePages = "data.mdb with its meta pages intact and every other page random"
-    case newerFormat = "a valid LMDB environment whose meta/format is 4"
+    case newerFormat = "a valid LMDB environment whose meta/format is 5"
     case storeIsFile = "the store path is a regular file"
 
     var testDescription: String { rawValue }
@@ -50,7 +50,7 @@ enum SpoiledStore: String, CaseIterable, CustomTestStringConvertible {
             try Data(bytes).write(to: URL(fileURLWithPath: data))
         case .newerFormat:
             _ = try Tampering.write(dir.store, database: "meta") { meta, txn in
-                try meta.put(Array("format".utf8), [0, 0, 0, 4], in: txn)
+                try meta.put(Array("format".utf8), [0, 0, 0, 5], in: txn)
             }
         case .storeIsFile:
             try FileManager.default.removeItem(atPath: dir.store)
@@ -101,7 +101,7 @@ struct UntrustedStoreTests {
         let line = try run(["stats"], store: dir.store).stderr
         switch spoiled {
         case .newerFormat:
-            #expect(line.contains("format 4") && line.contains("upgrade"), "\(line)")
+            #expect(line.contains("format 5") && line.contains("upgrade"), "\(line)")
         case .storeIsFile:
             #expect(line.contains("not a directory"), "\(line)")
         case .dataEmpty:

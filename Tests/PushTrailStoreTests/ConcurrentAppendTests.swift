@@ -124,7 +124,7 @@ struct GroupCommitTests {
                 }
                 #expect(!compressed[..<800].contains(true), "the bodies before the sample was complete stay whole")
                 #expect(!compressed[800...].contains(false), "the body that completed it and later ones are compressed")
-                #expect(try reader.format() == Layout.tieredFormatVersion)
+                #expect(try reader.format() == Layout.runsFormatVersion)
             }
             #expect(try store.verify().ok)
         }

@@ -21,11 +21,15 @@ struct RecentTierTests {
         return try (reversed ? lines.reversed() : lines).map { try pendingEvent(raw: $0) }
     }
 
-    /// A store in `dir` whose tiered writes fold at `foldEvents`.
-    static func store(_ path: String, foldEvents: Int = Store.defaultFoldEvents) throws -> Store {
+    /// A store in `dir` whose tiered writes fold at `foldEvents` and start a new run at
+    /// `runCapacity` ids.
+    static func store(
+        _ path: String, foldEvents: Int = Store.defaultFoldEvents, runCapacity: Int = TierRuns.capacity
+    ) throws -> Store {
         var options = StoreOptions()
         options.noSync = true
         options.foldEvents = foldEvents
+        options.runCapacity = runCapacity
         return try Store(path: path, create: true, options: options)
     }
 
@@ -34,11 +38,11 @@ struct RecentTierTests {
     static func entries(_ store: Store, _ name: String) throws -> [[UInt8]] {
         try store.read { reader in
             var out: [[UInt8]] = []
-            for db in Verifier.databases(name, of: store) {
+            for (db, skip) in Verifier.databases(name, of: store) {
                 try reader.txn.withCursor(db) { cursor in
                     var entry = try cursor.first()
                     while let (key, value) = entry {
-                        out.append(Array(key) + [0xFF] + Array(value))
+                        out.append(Array(key[skip...]) + [0xFF] + Array(value))
                         entry = try cursor.next()
                     }
                 }
@@ -47,10 +51,12 @@ struct RecentTierTests {
         }
     }
 
-    /// Entries of the recent tier, by database.
+    /// Entries of the recent tier, over its databases.
     static func recentCount(_ store: Store) throws -> Int {
         try store.read { reader in
-            try store.tieredIndexes.reduce(0) { $0 + (try $1.recent.statistics(in: reader.txn).entries) }
+            try (store.tieredIndexes.map(\.recent) + (store.runs?.all ?? [])).reduce(0) {
+                $0 + (try $1.statistics(in: reader.txn).entries)
+            }
         }
     }
 
@@ -97,7 +103,7 @@ struct RecentTierTests {
                 let body = Array(events[start..<min(start + 7, events.count)])
                 #expect(try unfolded.append(body, recordedAt: fixedClock, tiered: true).allSatisfy(\.isAppended))
             }
-            #expect(try unfolded.read { try $0.format() } == Layout.tieredFormatVersion)
+            #expect(try unfolded.read { try $0.format() } == Layout.runsFormatVersion)
             #expect(try unfolded.read { try unfolded.ids.statistics(in: $0.txn).entries } == 0)
             #expect(try RecentTierTests.recentCount(unfolded) > events.count)
             try RecentTierTests.expectSameAnswers(unfolded, direct, events)
@@ -152,22 +158,167 @@ struct RecentTierTests {
         try withTemporaryDirectory { dir throws in
             let store = try RecentTierTests.store(dir + "/store")
             _ = try store.append(events, recordedAt: fixedClock, tiered: true)
-            let recent = try #require(store.recent)
+            let runs = try #require(store.runs)
+            // One write: one run, numbered 1.
             let user = Array(events[9].event.user.utf8)
             let seq = try store.read { try $0.seqs(.users, key: user) }.last!
             try store.env.write { txn in
-                _ = try recent.users.delete(user, value: Layout.bigEndian(seq), in: txn)
+                _ = try runs.users.delete(TierRuns.key(1, user), value: Layout.bigEndian(seq), in: txn)
             }
             var report = try store.verify()
             #expect(report.firstBadSeq == seq)
             #expect(report.problem?.contains("users index") == true)
             try store.env.write { txn in
-                _ = try recent.users.put(user, Layout.bigEndian(seq), in: txn)
-                _ = try recent.ids.put(Array("not-an-event".utf8), Layout.bigEndian(3), in: txn)
+                _ = try runs.users.put(TierRuns.key(1, user), Layout.bigEndian(seq), in: txn)
+                _ = try runs.ids.put(TierRuns.key(1, Array("not-an-event".utf8)), Layout.bigEndian(3), in: txn)
             }
             report = try store.verify()
             #expect(report.firstBadSeq == 3)
             #expect(report.problem?.contains("ids index") == true)
+        }
+    }
+
+    /// The runs `meta/runs` lists.
+    static func runs(_ store: Store) throws -> TierRuns { try store.read { try $0.tierRuns() } }
+
+    @Test("many runs, folded a slice at a time from where the last stopped, answer as one transaction does")
+    func manyRuns() throws {
+        let events = try RecentTierTests.samples(reversed: true)
+        try withTemporaryDirectory { dir throws in
+            let direct = try RecentTierTests.store(dir + "/direct")
+            _ = try direct.append(events, recordedAt: fixedClock)
+            // Runs of 10 ids or more: a new run every second body of 7.
+            let store = try RecentTierTests.store(dir + "/runs", foldEvents: 60, runCapacity: 10)
+            var most = 0
+            var positions = Set<[UInt8]>()
+            for start in stride(from: 0, to: events.count, by: 7) {
+                let body = Array(events[start..<min(start + 7, events.count)])
+                #expect(try store.append(body, recordedAt: fixedClock, tiered: true).allSatisfy(\.isAppended))
+                let tier = try RecentTierTests.runs(store)
+                most = max(most, tier.runs.count)
+                // Each run numbered by its first seq, each holding only seqs from there on.
+                #expect(tier.runs.map(\.number) == tier.runs.map(\.number).sorted())
+                #expect(tier.runs.allSatisfy { $0.entries.contains { $0 > 0 } })
+                if let p = try store.read({ try store.meta.get(Array("fold.ids".utf8), in: $0.txn) }) {
+                    positions.insert(Array(p))
+                }
+                #expect(try store.verify().ok)
+            }
+            #expect(most >= 4)
+            // The slices went on from one another: many positions, not one.
+            #expect(positions.count >= 5)
+            let inTier = try store.read { try store.recentEvents(in: $0.txn) }
+            #expect(inTier >= 60 && inTier < events.count)
+            try RecentTierTests.expectSameAnswers(store, direct, events)
+            // A direct write moves every run into the main databases first.
+            #expect(try store.append(events, recordedAt: fixedClock).allSatisfy { !$0.isAppended })
+            #expect(try RecentTierTests.runs(store).runs.isEmpty)
+            #expect(try RecentTierTests.recentCount(store) == 0)
+            try RecentTierTests.expectSameAnswers(store, direct, events)
+        }
+    }
+
+    @Test("a tiered write after another writer's finds what that writer stored")
+    func anotherWriter() throws {
+        let events = try RecentTierTests.samples(reversed: false)
+        try withTemporaryDirectory { dir throws in
+            let path = dir + "/store"
+            let mine = try RecentTierTests.store(path)
+            let other = try RecentTierTests.store(path)
+            let half = events.count / 2
+            _ = try mine.append(Array(events[..<10]), recordedAt: fixedClock, tiered: true)
+            // Another writer (another process, as far as `mine` knows) files the next ones,
+            // in the runs and in the main databases.
+            _ = try other.append(Array(events[10..<half]), recordedAt: fixedClock, tiered: true)
+            _ = try other.append(Array(events[half..<(half + 10)]), recordedAt: fixedClock)
+            // Sent again to `mine`, each is a duplicate of the seq the other writer gave it.
+            let again = try mine.append(Array(events[..<(half + 10)]), recordedAt: fixedClock, tiered: true)
+            #expect(again == (1...UInt64(half + 10)).map { AppendOutcome.duplicate($0) })
+            // New ones after them, whose notifications the other writer's deliveries named.
+            let rest = try mine.append(Array(events[(half + 10)...]), recordedAt: fixedClock, tiered: true)
+            #expect(rest.count == events.count - half - 10 && !rest.contains { !$0.isAppended })
+            let direct = try RecentTierTests.store(dir + "/direct")
+            _ = try direct.append(events, recordedAt: fixedClock)
+            try RecentTierTests.expectSameAnswers(mine, direct, events)
+        }
+    }
+
+    @Test("verify finds an entry in a run that meta/runs does not list, or a count it does not match")
+    func verifyChecksTheRuns() throws {
+        let events = try RecentTierTests.samples(reversed: false)
+        try withTemporaryDirectory { dir throws in
+            let store = try RecentTierTests.store(dir + "/store")
+            _ = try store.append(events, recordedAt: fixedClock, tiered: true)
+            let runs = try #require(store.runs)
+            let user = Array(events[9].event.user.utf8)
+            let seq = try store.read { try $0.seqs(.users, key: user) }.last!
+            // The same entry under run 2, which is not listed: every index still sums up,
+            // but readers would not find it.
+            try store.env.write { txn in
+                _ = try runs.users.delete(TierRuns.key(1, user), value: Layout.bigEndian(seq), in: txn)
+                _ = try runs.users.put(TierRuns.key(2, user), Layout.bigEndian(seq), in: txn)
+            }
+            var report = try store.verify()
+            #expect(report.firstBadSeq == seq)
+            #expect(report.problem?.contains("a run that meta/runs does not list") == true)
+            // Back in run 1, and a count in meta/runs one too high.
+            try store.env.write { txn in
+                _ = try runs.users.delete(TierRuns.key(2, user), value: Layout.bigEndian(seq), in: txn)
+                _ = try runs.users.put(TierRuns.key(1, user), Layout.bigEndian(seq), in: txn)
+                var tier = try StoreReader(store: store, txn: txn).tierRuns()
+                tier.runs[0].entries[1] += 1
+                try store.writeRuns(tier, in: txn)
+            }
+            report = try store.verify()
+            #expect(report.firstBadSeq == 1)
+            #expect(report.problem?.contains("meta/runs lists") == true)
+        }
+    }
+
+    @Test("a store whose tier an older build wrote (recent.*) is read, and moved by the next write")
+    func olderLayout() throws {
+        let events = try RecentTierTests.samples(reversed: false)
+        try withTemporaryDirectory { dir throws in
+            let direct = try RecentTierTests.store(dir + "/direct")
+            _ = try direct.append(events, recordedAt: fixedClock)
+            let path = dir + "/older"
+            let first = events.count - 60
+            do {
+                // As an older build left it: the last 60 events' entries in recent.*, format 3.
+                let store = try RecentTierTests.store(path)
+                _ = try store.append(events, recordedAt: fixedClock)
+                try store.env.write { txn in
+                    for name in TierRuns.names {
+                        let main = name == "ids" ? store.ids : store.indexes[Layout.Index(rawValue: name)!]
+                        let flags: DatabaseFlags = name == "ids" ? [] : [.duplicateSort, .duplicateFixed]
+                        let recent = try store.env.openDatabase("recent." + name, flags: flags, create: true, in: txn)
+                        var moving: [([UInt8], [UInt8])] = []
+                        try txn.withCursor(main) { cursor in
+                            var entry = try cursor.first()
+                            while let (key, value) = entry {
+                                if Layout.readBigEndian(value) > UInt64(first) {
+                                    moving.append((Array(key), Array(value)))
+                                }
+                                entry = try cursor.next()
+                            }
+                        }
+                        for (key, value) in moving {
+                            _ = try main.delete(key, value: name == "ids" ? nil : value, in: txn)
+                            _ = try recent.put(key, value, in: txn)
+                        }
+                    }
+                    _ = try store.meta.put(Layout.metaFormatKey, [0, 0, 0, 3], in: txn)
+                }
+            }
+            let older = try RecentTierTests.store(path)
+            #expect(older.recent != nil)
+            #expect(try older.read { try older.olderTierEvents(in: $0.txn) } == 60)
+            try RecentTierTests.expectSameAnswers(older, direct, events)
+            // The next write, tiered or not, moves it into the main databases first.
+            #expect(try older.append(events, recordedAt: fixedClock, tiered: true).allSatisfy { !$0.isAppended })
+            #expect(try older.read { try older.olderTierEvents(in: $0.txn) } == 0)
+            #expect(try older.read { try $0.format() } == 3)
+            try RecentTierTests.expectSameAnswers(older, direct, events)
         }
     }
 }

@@ -160,7 +160,7 @@ extension Store {
     /// With `retryingWhenFull` false a full map is an error instead, for a `body` that
     /// cannot run twice; `makeRoom` first sizes the map so that it cannot fill.
     ///
-    /// A `tiered` write files its ids and seqs in the recent tier (`RecentDatabases`),
+    /// A `tiered` write files its ids and seqs in the recent tier's runs (`TierRuns`),
     /// for transactions of a few thousand events, and moves a slice of the tier into
     /// the main databases while it holds `StoreOptions.foldEvents` events or more; any
     /// other write moves all of it first, then files in the main databases.
@@ -172,6 +172,9 @@ extension Store {
             let writer = try StoreWriter(store: self, txn: txn, clock: clock, tiered: tiered)
             let result = try body(writer)
             try writer.flush()
+            // The filters hold what this transaction filed. Should it not commit, the
+            // next one has the same id, and rebuilds them.
+            if writer.tiered { runFilters.coveredTransaction = txn.id }
             return result
         }
     }
@@ -183,8 +186,14 @@ extension Store {
         try write(recordedAt: clock, tiered: tiered) { try $0.append(batch) }
     }
 
-    /// The events whose entries the recent tier holds (its `ids` entries).
+    /// The events whose entries the recent tier holds (its `ids` entries): in its
+    /// runs, and in `recent.*`, which only a store an older build wrote can hold.
     func recentEvents(in txn: Transaction) throws -> Int {
+        try olderTierEvents(in: txn) + StoreReader(store: self, txn: txn).tierRuns().entries(0)
+    }
+
+    /// The events whose entries the tier's first layout (`recent.*`) holds.
+    func olderTierEvents(in txn: Transaction) throws -> Int {
         try recent.map { try $0.ids.statistics(in: txn).entries } ?? 0
     }
 
@@ -194,62 +203,30 @@ extension Store {
         try read { try $0.latestDictionary() }
     }
 
-    /// Moves entries of the recent tier into the main databases, in key order, and
-    /// deletes them from the tier: all of them (`slices` 1), or, of each of its five
-    /// databases, whole keys holding about `1/slices` of its entries, from where the
-    /// last fold of that database stopped (`meta/fold.NAME`), around to its start. A
-    /// key's recent seqs are greater than its main ones, so they are appended to its
-    /// values; a recent id already in `ids` is damage, and throws.
-    ///
-    /// A slice reaches about `1/slices` of the main databases' leaves: the pages one
-    /// transaction copies, and holds in memory until it commits, stay bounded.
-    func fold(in txn: Transaction, slices: Int = 1) throws {
-        for (name, source, target) in tieredIndexes {
-            let entries = try source.statistics(in: txn).entries
-            guard entries > 0 else { continue }
-            let positionKey = Array("fold.\(name)".utf8)
-            let start = slices == 1 ? nil : try meta.get(positionKey, in: txn).map(Array.init)
-            let moved = try txn.withCursor(source) { cursor in
-                try Store.move(
-                    from: cursor, to: txn.writeCursor(target), duplicates: name != "ids", startingAt: start,
-                    quota: (entries + slices - 1) / slices)
+    /// Moves everything the recent tier's first layout holds (`recent.*`, which only a
+    /// store an older build wrote has) into the main databases, in key order, and
+    /// empties it. A key's recent seqs are greater than its main ones, so they are
+    /// appended to its values; a recent id already in `ids` is damage, and throws.
+    func fold(in txn: Transaction) throws {
+        for (name, source, target) in tieredIndexes where try source.statistics(in: txn).entries > 0 {
+            try txn.withCursor(source) { cursor in
+                try Store.move(from: cursor, to: txn.writeCursor(target), duplicates: name != "ids")
             }
-            if slices == 1 {
-                try source.empty(in: txn)
-            } else {
-                for key in moved { try source.delete(key, in: txn) }
-                if let last = moved.last { try meta.put(positionKey, last, in: txn) }
-            }
+            try source.empty(in: txn)
         }
     }
 
-    /// Copies whole keys from `source` to `target` (appended to a key's values, or as a
-    /// new key), from the first key at or after `start` (the first without), around
-    /// to the start and no further, until `quota` entries are copied; the keys copied.
-    private static func move(
-        from source: Cursor, to target: Cursor, duplicates: Bool, startingAt start: [UInt8]?, quota: Int
-    ) throws -> [[UInt8]] {
-        var keys: [[UInt8]] = []
+    /// Copies every key from `source` to `target` (appended to a key's values, or as a
+    /// new key).
+    private static func move(from source: Cursor, to target: Cursor, duplicates: Bool) throws {
         var values: [UInt64] = []
-        var copied = 0
-        var entry = try start.map { s in try s.withUnsafeBytes { try source.seek($0) } } ?? source.first()
-        var wrapped = start == nil
-        while copied < quota {
-            guard let (key, first) = entry else {
-                if wrapped { break }
-                wrapped = true
-                entry = try source.first()
-                continue
-            }
-            // Around the end and back to where this walk began: every key is copied.
-            if wrapped, let start, IndexRun.compare(key.baseAddress!, key.count, start, start.count) >= 0 { break }
-            keys.append(Array(key))
+        var entry = try source.first()
+        while let (key, first) = entry {
             if !duplicates {
                 guard try target.put(key, first, flags: .noOverwrite) else {
                     throw StoreError.damaged(
                         seq: Layout.readBigEndian(first), detail: "its id is in both ids and recent.ids")
                 }
-                copied += 1
             } else {
                 values.removeAll(keepingCapacity: true)
                 if try source.duplicateCount() == 1 {
@@ -264,11 +241,9 @@ extension Store {
                     }
                 }
                 try values.withUnsafeBytes { try target.appendDuplicates(key, $0, size: 8) }
-                copied += values.count
             }
             entry = try source.nextKey()
         }
-        return keys
     }
 }
 
@@ -278,9 +253,14 @@ public final class StoreWriter {
     let store: Store
     let txn: Transaction
     let clock: () -> Timestamp
-    /// Files ids and seqs in the recent tier (`Store.write`'s `tiered`): an id or a
-    /// reference is then looked for in the main `ids` and `refs` too.
+    /// Files ids and seqs in the recent tier's runs (`Store.write`'s `tiered`): an id
+    /// or a reference is then looked for in the main `ids` and `refs` too.
     let tiered: Bool
+    /// The tier's runs as this write has left them so far (tiered only); the last is
+    /// the one it files in.
+    private var tier = TierRuns()
+    /// The filters of the keys of `ids` and `refs` (tiered only), which this write adds to.
+    private let runFilters: RunKeyFilters.Filters?
     /// The chain head: the last seq, and its hash (kept in `headHash`).
     public var head: ChainHead {
         ChainHead(seq: headSeq, hash: Array(UnsafeRawBufferPointer(start: headHash, count: 32)))
@@ -338,13 +318,25 @@ public final class StoreWriter {
         self.store = store
         self.txn = txn
         self.clock = clock
-        let recent = tiered ? store.recent : nil
-        self.tiered = recent != nil
-        // A write to the main databases first moves the recent tier there, so that
-        // every recent seq stays greater than every main one.
-        if recent == nil, try store.recentEvents(in: txn) > 0 { try store.fold(in: txn) }
+        let runs = tiered ? store.runs : nil
+        self.tiered = runs != nil
+        // The tier's first layout (only a store an older build wrote holds it) is moved
+        // first, and a write to the main databases moves the runs there too: every
+        // tier seq stays greater than every main one.
+        if try store.olderTierEvents(in: txn) > 0 { try store.fold(in: txn) }
         let reader = StoreReader(store: store, txn: txn)
+        var tier = try reader.tierRuns()
+        if runs == nil, !tier.runs.isEmpty { try store.foldRuns(in: txn, runs: &tier, slices: 1) }
         let head = try reader.head()
+        if runs != nil {
+            if tier.runs.last.map({ $0.entries[0] >= store.runCapacity }) ?? true {
+                tier.runs.append(TierRuns.Run(number: head.seq + 1, entries: TierRuns.names.map { _ in 0 }))
+            }
+            runFilters = try store.runFilters.filters(for: store, txn)
+        } else {
+            runFilters = nil
+        }
+        self.tier = tier
         headSeq = head.seq
         let c = try reader.counts()
         let initialCounts = EventType.allCases.map { UInt64(c[$0] ?? 0) }
@@ -354,13 +346,13 @@ public final class StoreWriter {
             return false
         }
         lastTime = last
-        idCursor = try txn.writeCursor(recent?.ids ?? store.ids)
+        idCursor = try txn.writeCursor(runs?.ids ?? store.ids)
         eventCursor = try txn.writeCursor(store.events)
         timeCursor = try txn.writeCursor(store.indexes[.time])
-        userCursor = try txn.writeCursor(recent?.users ?? store.indexes[.users])
-        taskCursor = try txn.writeCursor(recent?.tasks ?? store.indexes[.tasks])
-        threadCursor = try txn.writeCursor(recent?.threads ?? store.indexes[.threads])
-        refCursor = try txn.writeCursor(recent?.refs ?? store.indexes[.refs])
+        userCursor = try txn.writeCursor(runs?.users ?? store.indexes[.users])
+        taskCursor = try txn.writeCursor(runs?.tasks ?? store.indexes[.tasks])
+        threadCursor = try txn.writeCursor(runs?.threads ?? store.indexes[.threads])
+        refCursor = try txn.writeCursor(runs?.refs ?? store.indexes[.refs])
         unregisteredCursor = try txn.writeCursor(store.indexes[.unregistered])
         // After the last `try`:
         let hash = UnsafeMutableRawPointer.allocate(byteCount: 32, alignment: 8)
@@ -389,11 +381,11 @@ public final class StoreWriter {
         // digest too is lent for the batch, not passed as an array per event.
         try batch.withUnsafeBufferPointer { events in
             try digest.withUnsafeBytes { digest in
-                // The filters hold the main databases' keys, not the tier's: a tiered write
-                // does without them.
+                // The ingest's filters hold the main databases' keys; a tiered write has
+                // those of the runs instead.
                 let context = BatchContext(
                     recordedAt: recordedAt, compression: dictionaryNumber.map { (number: $0, digest: digest) },
-                    idsFilter: tiered ? nil : idsFilter, refsFilter: tiered ? nil : refsFilter)
+                    idsFilter: tiered ? nil : idsFilter, refsFilter: tiered ? runFilters?.refs : refsFilter)
                 for i in events.indices {
                     if i + StoreWriter.lookAhead < events.count {
                         prefetchFilterWords(of: events.baseAddress! + i + StoreWriter.lookAhead, context)
@@ -474,8 +466,9 @@ public final class StoreWriter {
         let existing: UInt64?
         if let idsFilter = context.idsFilter {
             existing = try storedSeq(key, hash: pending.pointee.fields.identityHash, filter: idsFilter, reserving: seq)
-        } else if tiered, let stored = try store.ids.get(key, in: txn) {
-            existing = Layout.readBigEndian(stored)
+        } else if let runFilters {
+            existing = try tieredStoredSeq(
+                key, hash: pending.pointee.fields.identityHash, filters: runFilters, reserving: seq)
         } else {
             // One search both finds an existing id and files a new one.
             existing = try withUnsafeBytes(of: &seqBE) { try idCursor.insertIfAbsent(key, $0) }.map {
@@ -530,11 +523,17 @@ public final class StoreWriter {
         if type == .notification,
             try {
                 let id = UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.identityRange])
+                let mainRefs = store.indexes[.refs]
+                if let runFilters, !runFilters.coversMain, try mainRefs.get(id, in: txn) != nil { return true }
                 guard context.refsFilter?.mayContain(hash: pending.pointee.fields.identityHash) != false else {
                     return false
                 }
-                try refRun.file(through: refCursor, duplicates: true)
-                return try refCursor.find(id) != nil || (tiered && store.indexes[.refs].get(id, in: txn) != nil)
+                try fileRun(refRun, through: refCursor, slot: 4, duplicates: true)
+                guard let runFilters else { return try refCursor.find(id) != nil }
+                if runFilters.coversMain, try mainRefs.get(id, in: txn) != nil { return true }
+                return try tier.runs.contains { run in
+                    try store.runs!.refs.get(TierRuns.key(run.number, id), in: txn) != nil
+                }
             }(),
             let device = pending.pointee.event.device
         {
@@ -620,12 +619,45 @@ public final class StoreWriter {
 
     /// Files every run: the new ids, then the index entries.
     private func fileRuns() throws {
-        try pendingIDs.file(through: idCursor, duplicates: false)
-        try userRun.file(through: userCursor, duplicates: true)
-        try taskRun.file(through: taskCursor, duplicates: true)
-        try threadRun.file(through: threadCursor, duplicates: true)
-        try refRun.file(through: refCursor, duplicates: true)
+        try fileRun(pendingIDs, through: idCursor, slot: 0, duplicates: false)
+        try fileRun(userRun, through: userCursor, slot: 1, duplicates: true)
+        try fileRun(taskRun, through: taskCursor, slot: 2, duplicates: true)
+        try fileRun(threadRun, through: threadCursor, slot: 3, duplicates: true)
+        try fileRun(refRun, through: refCursor, slot: 4, duplicates: true)
         try fileTimeRun()
+    }
+
+    /// Files `run` through `cursor`: in a tiered write, in the tier's newest run (its
+    /// number before each key), counted in `meta/runs` at once, so that readers in this
+    /// transaction find them.
+    private func fileRun(_ run: IndexRun, through cursor: Cursor, slot: Int, duplicates: Bool) throws {
+        guard tiered else { return try run.file(through: cursor, duplicates: duplicates) }
+        let filed = try run.file(through: cursor, duplicates: duplicates, prefix: tier.runs[tier.runs.count - 1].number)
+        guard filed > 0 else { return }
+        tier.runs[tier.runs.count - 1].entries[slot] += filed
+        try store.writeRuns(tier, in: txn)
+    }
+
+    /// `storedSeq` for a tiered write: the seq stored under the id `key` in the main
+    /// `ids`, in the runs, or new in this write, looked for only where `filters` say it
+    /// may be (the main `ids` always when they do not cover it); nil: the id is new, and
+    /// `seq` is its own.
+    @inline(__always)
+    private func tieredStoredSeq(
+        _ key: UnsafeRawBufferPointer, hash: UInt64, filters: RunKeyFilters.Filters, reserving seq: UInt64
+    ) throws -> UInt64? {
+        let filter = filters.ids
+        if !filters.coversMain, let stored = try store.ids.get(key, in: txn) { return Layout.readBigEndian(stored) }
+        if filter.mayContain(hash: hash) {
+            if let stored = pendingIDs.seq(of: key, hash: hash) { return stored }
+            if filters.coversMain, let stored = try store.ids.get(key, in: txn) { return Layout.readBigEndian(stored) }
+            let reader = StoreReader(store: store, txn: txn)
+            if let stored = try reader.runValue(ofID: key, runs: tier) { return Layout.readBigEndian(stored) }
+        } else {
+            filter.insert(hash: hash)
+        }
+        pendingIDs.add(key, seq: seq, hash: hash)
+        return nil
     }
 
     /// Files the positions of `timeRun` in `time`: those before its greatest position one
@@ -741,9 +773,10 @@ public final class StoreWriter {
     func flush() throws {
         try fileRuns()
         if tiered {
-            let events = try store.recentEvents(in: txn)
-            if events > 0 { try raiseFormat(to: Layout.tieredFormatVersion) }
-            if events >= store.foldEvents { try store.fold(in: txn, slices: Store.foldSlices) }
+            tier.runs.removeAll { $0.entries.allSatisfy { $0 == 0 } }
+            let events = tier.entries(0)
+            if events > 0 { try raiseFormat(to: Layout.runsFormatVersion) }
+            if events >= store.foldEvents { try store.foldRuns(in: txn, runs: &tier, slices: Store.foldSlices) }
         }
         try store.meta.put(Layout.metaHeadKey, Layout.bigEndian(headSeq) + head.hash, in: txn)
         try store.meta.put(

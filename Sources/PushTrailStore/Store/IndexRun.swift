@@ -151,7 +151,18 @@ final class IndexRun {
     /// to the key's values in a duplicate-sort index, or as a new key (which must not be
     /// there) in a plain one.
     func file(through cursor: Cursor, duplicates: Bool) throws {
-        guard !entries.isEmpty else { return }
+        try file(through: cursor, duplicates: duplicates, prefix: nil)
+    }
+
+    /// `file(through:duplicates:)`, with `prefix` (big-endian) before every key when
+    /// given (a run of the recent tier's); the entries filed.
+    @discardableResult
+    func file(through cursor: Cursor, duplicates: Bool, prefix: UInt64?) throws -> Int {
+        guard !entries.isEmpty else { return 0 }
+        let filed = entries.count
+        // The key with its prefix, when there is one, is built here.
+        var scratch = [UInt8](repeating: 0, count: prefix == nil ? 0 : 8 + 512)
+        if let prefix { withUnsafeBytes(of: prefix.bigEndian) { scratch.replaceSubrange(0..<8, with: $0) } }
         try keys.withUnsafeBytes { keys in
             let base = keys.baseAddress!
             entries.sort { $0.precedes($1, keys: base) }
@@ -159,7 +170,13 @@ final class IndexRun {
                 var i = 0
                 while i < sorted.count {
                     let first = sorted[i]
-                    let key = UnsafeRawBufferPointer(start: base + Int(first.offset), count: Int(first.length))
+                    var key = UnsafeRawBufferPointer(start: base + Int(first.offset), count: Int(first.length))
+                    if prefix != nil {
+                        key = scratch.withUnsafeMutableBytes { s in
+                            (s.baseAddress! + 8).copyMemory(from: key.baseAddress!, byteCount: key.count)
+                            return UnsafeRawBufferPointer(start: s.baseAddress!, count: 8 + key.count)
+                        }
+                    }
                     i += 1
                     if !duplicates {
                         var seq = first.seq.bigEndian
@@ -184,6 +201,7 @@ final class IndexRun {
         if tableMask != 0 {
             table.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
         }
+        return filed
     }
 
     /// memcmp order, then the shorter first: LMDB's order of keys.

@@ -6,14 +6,17 @@ public enum Layout {
     /// The newest format this build reads and writes; a store with a higher number is
     /// refused. Format 2 adds compressed records; a store is format 1 until its first
     /// compression dictionary is stored, so older builds read it until then. Format 3
-    /// adds the recent tier (`RecentDatabases`), which older builds would not read.
-    public static let formatVersion: UInt32 = 3
+    /// adds the recent tier (`RecentDatabases`), which older builds would not read;
+    /// format 4 its runs (`TierRuns`).
+    public static let formatVersion: UInt32 = 4
     /// A new store's format (whole records only).
     static let initialFormatVersion: UInt32 = 1
     /// The format a store is marked when its first dictionary is stored.
     static let compressedFormatVersion: UInt32 = 2
     /// The format a store is marked when a write first files entries in the recent tier.
     static let tieredFormatVersion: UInt32 = 3
+    /// The format a store is marked when a write first files entries in the tier's runs.
+    static let runsFormatVersion: UInt32 = 4
 
     /// The size of an event value's header, before the body (the JSON, or a compressed
     /// record's dictionary number and zstd frame).

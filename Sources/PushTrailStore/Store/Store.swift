@@ -60,6 +60,9 @@ public struct StoreOptions: Sendable {
     /// While the recent tier holds this many events or more, each tiered write moves a
     /// slice of it into the main databases (`Store.write`).
     public var foldEvents = Store.defaultFoldEvents
+    /// The ids a run of the recent tier takes before a tiered write starts the next
+    /// (`TierRuns`).
+    var runCapacity = TierRuns.capacity
     /// Decoded events kept for later questions (`DecodedEvents`): for a process that
     /// answers many (the server); 0 keeps none.
     public var keptEvents = 0
@@ -94,21 +97,10 @@ struct IndexDatabases: Sendable {
     }
 }
 
-/// The recent tier: small databases beside `ids`, `users`, `tasks`, `threads` and
-/// `refs` (named `recent.ids`, `recent.users`, …) that hold the entries of the events
-/// appended by small write transactions (the server's), until writes move them into
-/// the main databases, a slice of keys at a time (`Store.fold`).
-///
-/// A commit copies every page its transaction touched, and those five databases are
-/// keyed by ids that are random as far as the B-tree goes: a few thousand events reach
-/// most of their leaves, so a commit of one HTTP body copied tens of megabytes of index
-/// pages whatever its size. Filed in the small databases, a body touches their few
-/// pages; a fold reaches each leaf of the main ones once for many bodies' entries.
-///
-/// Each key's seqs in the recent tier are greater than its seqs in the main databases
-/// (a fold moves a key's entries all together, and a write that files into the main
-/// databases first moves the whole tier), so a key's seqs are the main database's
-/// followed by the recent one's.
+/// Databases beside `ids`, `users`, `tasks`, `threads` and `refs`, of the same shapes,
+/// that hold the recent tier: its runs (`runs.ids`, `runs.users`, …; `TierRuns`), or,
+/// in a store an older build wrote, its first layout (`recent.ids`, …), keyed as the
+/// main databases, which a write of this build moves into them (`Store.fold`).
 struct RecentDatabases: Sendable {
     let ids, users, tasks, threads, refs: Database
 
@@ -134,6 +126,9 @@ struct RecentDatabases: Sendable {
 
     /// The name of a recent database: the main one's, after `recent.`.
     static func name(_ main: String) -> String { "recent." + main }
+
+    /// The tier's databases in slot order (`TierRuns.names`).
+    var all: [Database] { [ids, users, tasks, threads, refs] }
 }
 
 /// The event log: an LMDB environment with the events, the chain and the indexes.
@@ -161,9 +156,14 @@ public final class Store: @unchecked Sendable {
     let events: Database
     let ids: Database
     let indexes: IndexDatabases
-    /// The recent tier; nil in a store that no writer of this build has opened yet
-    /// (then it holds nothing there).
+    /// The recent tier's first layout; nil unless an older build wrote the store.
     let recent: RecentDatabases?
+    /// The runs of the recent tier (`TierRuns`): databases of the same shapes named
+    /// `runs.ids`, `runs.users`, …, whose keys start with their run's number; nil in a
+    /// store that no writer of this build has opened yet.
+    let runs: RecentDatabases?
+    /// What this process knows of the runs' keys, for the writer (`RunKeyFilters`).
+    let runFilters = RunKeyFilters()
 
     /// The indexes the recent tier holds, each by name (`ids`, then `Layout.Index`'s)
     /// with its recent and its main database; none without a tier.
@@ -178,6 +178,8 @@ public final class Store: @unchecked Sendable {
     let decodedEvents: DecodedEvents?
     /// `StoreOptions.foldEvents`.
     let foldEvents: Int
+    /// `StoreOptions.runCapacity`.
+    let runCapacity: Int
     /// The default `StoreOptions.foldEvents`: a larger tier has more pages of its own for
     /// each body to touch, a smaller one has its slices reach more of the main
     /// databases' leaves per event (docs/PERFORMANCE.md).
@@ -192,6 +194,7 @@ public final class Store: @unchecked Sendable {
     public init(path: String, create: Bool, options: StoreOptions = StoreOptions()) throws {
         self.path = path
         foldEvents = max(1, options.foldEvents)
+        runCapacity = max(1, options.runCapacity)
         decodedEvents = options.keptEvents > 0 ? DecodedEvents(capacity: options.keptEvents) : nil
         var st = stat()
         if stat(path, &st) != 0 {
@@ -241,7 +244,7 @@ public final class Store: @unchecked Sendable {
         envOptions.mapSize = options.mapSize
         envOptions.noSync = options.noSync
         envOptions.readOnly = !create
-        envOptions.maxDatabases = 16
+        envOptions.maxDatabases = 24
         envOptions.writeMap = create && options.writeMap
         envOptions.assertionHandler = DamagedPageGuard.handler
         envOptions.label = path
@@ -280,7 +283,7 @@ public final class Store: @unchecked Sendable {
         }
         do {
             let env = self.env
-            (meta, events, ids, indexes, recent) = try Store.exclusively(lockFD) {
+            (meta, events, ids, indexes, recent, runs) = try Store.exclusively(lockFD) {
                 try env.openDatabases { try Store.openDatabases(env, create: create, $0) }
             }
         } catch let error as LMDBError {
@@ -306,7 +309,7 @@ public final class Store: @unchecked Sendable {
     /// Opens (with `create`, creates) the store's databases and its format record.
     private static func openDatabases(
         _ env: Environment, create: Bool, _ txn: Transaction
-    ) throws -> (Database, Database, Database, IndexDatabases, RecentDatabases?) {
+    ) throws -> (Database, Database, Database, IndexDatabases, RecentDatabases?, RecentDatabases?) {
         let meta = try env.openDatabase("meta", create: create, in: txn)
         let events = try env.openDatabase("events", create: create, in: txn)
         let ids = try env.openDatabase("ids", create: create, in: txn)
@@ -316,16 +319,24 @@ public final class Store: @unchecked Sendable {
         var recent: RecentDatabases?
         do {
             recent = try RecentDatabases { name, flags in
-                try env.openDatabase(RecentDatabases.name(name), flags: flags, create: create, in: txn)
+                try env.openDatabase(RecentDatabases.name(name), flags: flags, create: false, in: txn)
+            }
+        } catch let error as LMDBError where error.code == -30798 {
+            // MDB_NOTFOUND: only a store an older build wrote has the tier's first layout.
+        }
+        var runs: RecentDatabases?
+        do {
+            runs = try RecentDatabases { name, flags in
+                try env.openDatabase(TierRuns.databaseName(name), flags: flags, create: create, in: txn)
             }
         } catch let error as LMDBError where error.code == -30798 && !create {
-            // MDB_NOTFOUND: a store no writer of this build has opened has no recent tier.
+            // MDB_NOTFOUND: no writer of this build has opened the store yet.
         }
         if create, try meta.get(Layout.metaFormatKey, in: txn) == nil {
             try meta.put(
                 Layout.metaFormatKey, withUnsafeBytes(of: Layout.initialFormatVersion.bigEndian) { Array($0) }, in: txn)
         }
-        return (meta, events, ids, indexes, recent)
+        return (meta, events, ids, indexes, recent, runs)
     }
 
     /// Makes `dir/data.mdb` appear only once it holds a committed, initialised store:
@@ -704,7 +715,8 @@ public struct StoreReader {
     func storedID(_ key: [UInt8]) throws -> UnsafeRawBufferPointer? {
         guard !key.isEmpty && key.count <= 511 else { return nil }
         if let raw = try store.ids.get(key, in: txn) { return raw }
-        return try store.recent?.ids.get(key, in: txn)
+        if let raw = try store.recent?.ids.get(key, in: txn) { return raw }
+        return try key.withUnsafeBytes { try runValue(ofID: $0, runs: tierRuns()) }
     }
 
     /// The seqs filed under `key` in `index` (not `time`), in seq order: the main
@@ -716,6 +728,11 @@ public struct StoreReader {
         var out: [UInt64] = []
         try appendSeqs(store.indexes[index], key: key, to: &out)
         if let recent = store.recent?[index] { try appendSeqs(recent, key: key, to: &out) }
+        if let runs = store.runs, let slot = TierRuns.slot(index) {
+            for run in try tierRuns().runs where run.entries[slot] > 0 {
+                try appendSeqs(runs.all[slot], key: TierRuns.key(run.number, key), to: &out)
+            }
+        }
         return out
     }
 
@@ -806,13 +823,20 @@ public struct StoreReader {
             return n
         }
         // The recent tier's keys that the main database lacks.
-        guard let recent = store.recent?[index] else { return n }
         let main = store.indexes[index]
-        try txn.withCursor(recent) { cursor in
-            var entry = try cursor.first()
-            while let (key, _) = entry {
-                if try main.get(key, in: txn) == nil { n += 1 }
-                entry = try cursor.nextKey()
+        if let recent = store.recent?[index] {
+            try txn.withCursor(recent) { cursor in
+                var entry = try cursor.first()
+                while let (key, _) = entry {
+                    if try main.get(key, in: txn) == nil { n += 1 }
+                    entry = try cursor.nextKey()
+                }
+            }
+        }
+        // The runs' keys that neither holds.
+        if let slot = TierRuns.slot(index) {
+            for key in try runKeys(slot) where try main.get(key, in: txn) == nil {
+                if try store.recent?[index]?.get(key, in: txn) == nil { n += 1 }
             }
         }
         return n
@@ -833,6 +857,9 @@ public struct StoreReader {
         }
         try collect(store.indexes[index])
         if let recent = store.recent?[index] { try collect(recent) }
+        if let slot = TierRuns.slot(index) {
+            out += try runKeys(slot).map { key in key.withUnsafeBytes { Array(SHA256.digest($0).prefix(16)) } }
+        }
         out.sort { $0.lexicographicallyPrecedes($1) }
         var unique: [[UInt8]] = []
         unique.reserveCapacity(out.count)

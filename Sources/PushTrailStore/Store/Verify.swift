@@ -164,7 +164,56 @@ struct Verifier {
             let seq = try firstBadIndexedSeq(name) ?? report.events
             return fail(&report, seq, "the \(name) index disagrees with the events at seq \(seq)")
         }
+        // The right entries, but where readers would not find them in order.
+        if let (seq, problem) = try checkRuns() { return fail(&report, seq, problem) }
         return report
+    }
+
+    /// The recent tier's runs as `meta/runs` lists them against what their databases
+    /// hold: every key in a listed run, each run's entries as many as listed, and each
+    /// seq at or after its run's number and before the next run's (readers take a key's
+    /// seqs in run order). The first seq that breaks this (a run's number for a count)
+    /// and what is wrong; nil when all holds.
+    private func checkRuns() throws -> (UInt64, String)? {
+        guard let runs = reader.store.runs else { return nil }
+        let tier: TierRuns
+        do {
+            tier = try reader.tierRuns()
+        } catch {
+            return (1, "the list of the recent tier's runs (meta/runs) is malformed")
+        }
+        let numbers = tier.runs.map(\.number)
+        for slot in TierRuns.names.indices {
+            var counts = numbers.map { _ in 0 }
+            var problem: (UInt64, String)?
+            try reader.txn.withCursor(runs.all[slot]) { cursor in
+                var entry = try cursor.first()
+                while let (key, value) = entry, problem == nil {
+                    let seq = value.count == 8 ? Layout.readBigEndian(value) : 0
+                    let name = "runs.\(TierRuns.names[slot])"
+                    guard key.count > TierRuns.prefixSize, let r = numbers.firstIndex(of: Layout.readBigEndian(key))
+                    else {
+                        problem = (max(seq, 1), "\(name) holds an entry of a run that meta/runs does not list")
+                        return
+                    }
+                    guard seq >= numbers[r], r + 1 == numbers.count || seq < numbers[r + 1] else {
+                        problem = (max(seq, 1), "\(name) files seq \(seq) in run \(numbers[r]), out of order")
+                        return
+                    }
+                    counts[r] += 1
+                    entry = try cursor.next()
+                }
+            }
+            if let problem { return problem }
+            for (r, run) in tier.runs.enumerated() where run.entries[slot] != counts[r] {
+                return (
+                    max(run.number, 1),
+                    "run \(run.number) holds \(counts[r]) entries in runs.\(TierRuns.names[slot]), "
+                        + "meta/runs lists \(run.entries[slot])"
+                )
+            }
+        }
+        return nil
     }
 
     /// The device of the stored notification `id` (for 410 deliveries without one).
@@ -179,27 +228,37 @@ struct Verifier {
     /// Adds what the database in digest slot `slot` holds to `digest`, its recent
     /// tier's entries included: an entry is in one or the other.
     func scanIndex(_ slot: Int, into digest: inout IndexDigest) throws {
-        for db in Verifier.databases(IndexDigest.names[slot], of: reader.store) {
+        for (db, skip) in Verifier.databases(IndexDigest.names[slot], of: reader.store) {
             if slot == IndexDigest.ids {
-                try scan(db, slot: slot, into: &digest)
+                try scan(db, skip: skip, slot: slot, into: &digest)
             } else {
-                try scanDuplicates(db, slot: slot, into: &digest)
+                try scanDuplicates(db, skip: skip, slot: slot, into: &digest)
             }
         }
     }
 
-    /// The databases that hold the index `name` (`ids` or a `Layout.Index`): the main
-    /// one, and its recent tier when it has one.
-    static func databases(_ name: String, of store: Store) -> [Database] {
+    /// The databases that hold the index `name` (`ids` or a `Layout.Index`), each with
+    /// the bytes before the index's key in its keys: the main one, and the recent
+    /// tier's (its first layout, and its runs) when the store has them.
+    static func databases(_ name: String, of store: Store) -> [(db: Database, skip: Int)] {
         let main = name == "ids" ? store.ids : store.indexes[Layout.Index(rawValue: name)!]
-        return [main] + store.tieredIndexes.filter { $0.name == name }.map(\.recent)
+        var out = [(main, 0)] + store.tieredIndexes.filter { $0.name == name }.map { ($0.recent, 0) }
+        if let runs = store.runs, let slot = TierRuns.names.firstIndex(of: name) {
+            out.append((runs.all[slot], TierRuns.prefixSize))
+        }
+        return out
     }
 
-    private func scan(_ db: Database, slot: Int, into digest: inout IndexDigest) throws {
+    /// `key` without its first `skip` bytes (none when it is too short).
+    static func trimmed(_ key: UnsafeRawBufferPointer, _ skip: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: key[min(skip, key.count)...])
+    }
+
+    private func scan(_ db: Database, skip: Int, slot: Int, into digest: inout IndexDigest) throws {
         try reader.txn.withCursor(db) { cursor in
             var entry = try cursor.first()
             while let (key, value) = entry {
-                digest.add(slot, key, value)
+                digest.add(slot, Verifier.trimmed(key, skip), value)
                 entry = try cursor.next()
             }
         }
@@ -207,11 +266,11 @@ struct Verifier {
 
     /// `scan` for a duplicate-sort index of fixed-size values: a key's values come a
     /// page at a time, and its bytes are hashed once for all of them.
-    private func scanDuplicates(_ db: Database, slot: Int, into digest: inout IndexDigest) throws {
+    private func scanDuplicates(_ db: Database, skip: Int, slot: Int, into digest: inout IndexDigest) throws {
         try reader.txn.withCursor(db) { cursor in
             var entry = try cursor.first()
             while let (key, first) = entry {
-                let state = IndexDigest.keyState(key)
+                let state = IndexDigest.keyState(Verifier.trimmed(key, skip))
                 let count = try cursor.duplicateCount()
                 if count <= 4 {
                     // Few values (most `refs` keys): one move each is fewer calls.
@@ -261,11 +320,14 @@ struct Verifier {
                     of: event.filing, seq: stored.seq, notificationDevice: notificationDevice)
                 where index.rawValue == name {
                     let value = Layout.indexValue(index, event.at, stored.seq)
-                    let present = try Verifier.databases(name, of: store).contains { db in
-                        try reader.txn.withCursor(db) { cursor in
-                            try key.withUnsafeBytes { k in
-                                try value.withUnsafeBytes { v in try cursor.seek(k, value: v) }
-                            }.map { Array($0.value) == value } ?? false
+                    let runs = try reader.tierRuns().runs.map { Layout.bigEndian($0.number) }
+                    let present = try Verifier.databases(name, of: store).contains { db, skip in
+                        try (skip == 0 ? [[]] : runs).contains { prefix in
+                            try reader.txn.withCursor(db) { cursor in
+                                try (prefix + key).withUnsafeBytes { k in
+                                    try value.withUnsafeBytes { v in try cursor.seek(k, value: v) }
+                                }.map { Array($0.value) == value } ?? false
+                            }
                         }
                     }
                     if !present { worst = stored.seq }
@@ -274,19 +336,20 @@ struct Verifier {
             return worst == nil
         }
         // Entries the index has but no event calls for.
-        for db in Verifier.databases(name, of: store) {
-            try extraEntries(db, name, decoder: &decoder, worst: &worst)
+        for (db, skip) in Verifier.databases(name, of: store) {
+            try extraEntries(db, skip: skip, name, decoder: &decoder, worst: &worst)
         }
         return worst
     }
 
     /// Lowers `worst` to the seq of each entry of `db` (index `name`) that no event calls for.
-    private func extraEntries(_ db: Database, _ name: String, decoder: inout EventDecoder, worst: inout UInt64?)
-        throws
-    {
+    private func extraEntries(
+        _ db: Database, skip: Int, _ name: String, decoder: inout EventDecoder, worst: inout UInt64?
+    ) throws {
         try reader.txn.withCursor(db) { cursor in
             var entry = try cursor.first()
-            while let (key, value) = entry {
+            while let (whole, value) = entry {
+                let key = Verifier.trimmed(whole, skip)
                 let seq: UInt64 =
                     value.count == 8
                     ? Layout.readBigEndian(value) : (value.count == 16 ? Layout.readBigEndian(value, at: 8) : 0)
