@@ -1,5 +1,11 @@
 import PushTrailModel
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Appends an NDJSON body that arrives in pieces (an HTTP request's): each line is
 /// decoded as soon as it is complete, with `ingest`'s rules and words, and the good
 /// events are appended in one write transaction when the body ends, so a body is
@@ -56,15 +62,24 @@ public final class StreamedIngest {
     /// Takes the next piece of the body. In strict mode, returns the first bad line's
     /// rejection: the body is refused, and nothing more need be fed.
     public func feed(_ bytes: UnsafeRawBufferPointer) -> Rejection? {
-        guard stop == nil else { return stop }
+        guard stop == nil, let base = bytes.baseAddress else { return stop }
         var start = 0
         while start < bytes.count {
-            guard let newline = bytes[start...].firstIndex(of: 0x0A) else {
+            // memchr: a byte loop here was 4% of the server's appending CPU.
+            guard let found = memchr(base + start, 0x0A, bytes.count - start) else {
                 keep(bytes[start...])
                 break
             }
-            keep(bytes[start..<newline])
-            endLine()
+            let newline = base.distance(to: UnsafeRawPointer(found))
+            if line.isEmpty {
+                // A whole line in this piece (nearly every one): decoded from here.
+                let whole = UnsafeRawBufferPointer(rebasing: bytes[start..<newline])
+                let truncated = whole.count > maxLine
+                endLine(Array(truncated ? UnsafeRawBufferPointer(rebasing: whole[..<maxLine]) : whole), truncated)
+            } else {
+                keep(bytes[start..<newline])
+                endLine()
+            }
             start = newline + 1
             if stop != nil { return stop }
         }
@@ -141,16 +156,22 @@ public final class StreamedIngest {
         }
     }
 
+    /// Takes the line the pieces kept so far make.
     private func endLine() {
-        lineNumber += 1
         defer {
             line.removeAll(keepingCapacity: line.capacity <= 64 << 10)
             lineTruncated = false
         }
-        guard !Ingest.isBlank(line) || lineTruncated else { return }
-        outcome.summary.read += 1
         // A copy of its own size: `line` is reused for the next one.
-        let input = InputLine(bytes: Array(line), number: lineNumber, truncated: lineTruncated)
+        endLine(Array(line), lineTruncated)
+    }
+
+    /// Takes the next line, `bytes` (cut at `maxLine` when `truncated`).
+    private func endLine(_ bytes: [UInt8], _ truncated: Bool) {
+        lineNumber += 1
+        guard !Ingest.isBlank(bytes) || truncated else { return }
+        outcome.summary.read += 1
+        let input = InputLine(bytes: bytes, number: lineNumber, truncated: truncated)
         switch Ingest.decode(input, source: source, decoder: &decoder) {
         case .success(let event):
             pending.append(event)
