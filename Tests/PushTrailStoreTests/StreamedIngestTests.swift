@@ -55,9 +55,10 @@ struct StreamedIngestTests {
                 var pieces: [ArraySlice<UInt8>] = []
                 var start = 0
                 while start < body.count {
-                    let size =
-                        round == 0 ? (body[start...].firstIndex(of: 0x0A).map { $0 - start + 1 } ?? body.count - start)
-                        : Int.random(in: 1...(round == 1 ? 3 : 5000), using: &rng)
+                    var size = Int.random(in: 1...(round == 1 ? 3 : 5000), using: &rng)
+                    if round == 0 {
+                        size = body[start...].firstIndex(of: 0x0A).map { $0 - start + 1 } ?? body.count - start
+                    }
                     pieces.append(body[start..<min(start + size, body.count)])
                     start += size
                 }
