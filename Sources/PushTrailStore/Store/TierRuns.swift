@@ -210,11 +210,12 @@ extension Store {
             var end: [UInt8]?
             if slices > 1 {
                 start = try meta.get(positionKey, in: txn).map(Array.init)
-                // The slice ends where the run holding most entries has given its share.
-                let quota = (total + slices - 1) / slices
-                let largest = tier.runs.max { $0.entries[slot] < $1.entries[slot] }!
+                // The slice ends where the runs together have given its share. Not where
+                // one run has given its own: ids such as `a-…-12917` grow with time, so
+                // each run holds its own stretch of keys.
                 end = try move.end(
-                    of: largest.number, from: start, share: max(1, quota * largest.entries[slot] / total))
+                    of: tier.runs.filter { $0.entries[slot] > 0 }.map(\.number), from: start,
+                    quota: (total + slices - 1) / slices)
             }
             for r in tier.runs.indices where tier.runs[r].entries[slot] > 0 {
                 tier.runs[r].entries[slot] -= try move.move(
@@ -249,19 +250,57 @@ private struct RunMove {
     let duplicates: Bool
     let txn: Transaction
 
-    /// The key at which run `number`, walked from the first key at or after `start` (the
-    /// first without), has given `share` entries; nil if it ends first.
-    func end(of number: UInt64, from start: [UInt8]?, share: Int) throws -> [UInt8]? {
-        try txn.withCursor(source) { cursor in
-            var entry = try TierRuns.key(number, start ?? []).withUnsafeBytes { try cursor.seek($0) }
-            var given = 0
-            while let (key, _) = entry, RunMove.inRun(key, number) {
-                given += duplicates ? try cursor.duplicateCount() : 1
-                if given >= share { return Array(key[TierRuns.prefixSize...]) }
-                entry = try cursor.nextKey()
-            }
-            return nil
+    /// The key at which the runs numbered `numbers`, walked together in key order from
+    /// the first key at or after `start` (the first without), have given `quota`
+    /// entries; nil if they end first. Nothing is written meanwhile, so each cursor's
+    /// key stays where LMDB gave it.
+    func end(of numbers: [UInt64], from start: [UInt8]?, quota: Int) throws -> [UInt8]? {
+        var cursors: [Cursor] = []
+        var runs: [UInt64] = []
+        var keys: [UnsafeRawBufferPointer] = []
+        for number in numbers {
+            let cursor = try txn.writeCursor(source)
+            let entry = try TierRuns.key(number, start ?? []).withUnsafeBytes { try cursor.seek($0) }
+            guard let (key, _) = entry, RunMove.inRun(key, number) else { continue }
+            cursors.append(cursor)
+            runs.append(number)
+            keys.append(key)
         }
+        // A heap of the cursors by their keys (without the runs' numbers), smallest first.
+        func less(_ a: Int, _ b: Int) -> Bool {
+            let x = keys[a]
+            let y = keys[b]
+            let p = TierRuns.prefixSize
+            return IndexRun.compare(x.baseAddress! + p, x.count - p, y.baseAddress! + p, y.count - p) < 0
+        }
+        var heap = Array(cursors.indices)
+        func siftDown(_ from: Int) {
+            var i = from
+            while true {
+                let l = 2 * i + 1
+                let r = l + 1
+                var m = i
+                if l < heap.count && less(heap[l], heap[m]) { m = l }
+                if r < heap.count && less(heap[r], heap[m]) { m = r }
+                if m == i { return }
+                heap.swapAt(i, m)
+                i = m
+            }
+        }
+        for i in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(i) }
+        var given = 0
+        while let top = heap.first {
+            given += duplicates ? try cursors[top].duplicateCount() : 1
+            if given >= quota { return Array(keys[top][TierRuns.prefixSize...]) }
+            if let (key, _) = try cursors[top].nextKey(), RunMove.inRun(key, runs[top]) {
+                keys[top] = key
+            } else {
+                heap[0] = heap[heap.count - 1]
+                heap.removeLast()
+            }
+            if !heap.isEmpty { siftDown(0) }
+        }
+        return nil
     }
 
     /// Whether `key` is one of run `number`'s.
