@@ -315,7 +315,6 @@ private struct RunMove {
     func move(run number: UInt64, from start: [UInt8]?, through end: [UInt8]?, deleting: Bool) throws -> Int {
         var moved = 0
         var values: [UInt64] = []
-        var place: [UInt8] = []
         let cursor = try txn.writeCursor(source)
         var entry = try TierRuns.key(number, start ?? []).withUnsafeBytes { try cursor.seek($0) }
         while let (whole, first) = entry, RunMove.inRun(whole, number) {
@@ -348,12 +347,10 @@ private struct RunMove {
                 entry = try cursor.nextKey()
                 continue
             }
-            // The key's bytes lie in the page the deletion changes: kept first, to find
-            // the next key from.
-            place.removeAll(keepingCapacity: true)
-            place.append(contentsOf: whole)
+            // LMDB leaves the cursor on the entry after the one deleted, which its next
+            // move gives.
             try cursor.deleteCurrent(allDuplicates: duplicates)
-            entry = try place.withUnsafeBytes { try cursor.seek($0) }
+            entry = try cursor.nextKey()
         }
         return moved
     }
