@@ -27,9 +27,10 @@ def start(server_binary, store, log):
     """A server on a free loopback port, and that port."""
     err = open(log, "ab")
     # A 1 MiB map at first: it grows several times during the run, between the
-    # transactions of the server's own threads. A recent tier of 1,000 events: most
-    # commits also move a slice of it into the main indexes, so kills land in those too.
-    env = dict(os.environ, PUSHTRAIL_MAP_SIZE="1048576", PUSHTRAIL_FOLD_EVENTS="1000")
+    # transactions of the server's own threads. A recent tier of 1,000 events in runs of
+    # 200: most commits also move a slice of several runs into the main indexes, so
+    # kills land in those too.
+    env = dict(os.environ, PUSHTRAIL_MAP_SIZE="1048576", PUSHTRAIL_FOLD_EVENTS="1000", PUSHTRAIL_RUN_EVENTS="200")
     proc = subprocess.Popen([server_binary, "--store", store, "--listen", "127.0.0.1:0"], stderr=err, env=env)
     deadline = time.time() + 20
     while time.time() < deadline:

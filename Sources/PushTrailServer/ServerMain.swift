@@ -42,6 +42,9 @@ public enum ServerMain {
                               appended events the store's recent tier holds before each
                               append moves a slice of it into the main indexes
                               (default 81920)
+          PUSHTRAIL_RUN_EVENTS
+                              appended events a run of the recent tier takes before
+                              appends start the next one (default 8192)
         """
 
     /// Runs the server; returns the exit status (0 after a clean stop, 2 for a usage
@@ -113,6 +116,9 @@ public enum ServerMain {
             }
             if let events = getenv("PUSHTRAIL_FOLD_EVENTS").flatMap({ Int(String(cString: $0)) }), events > 0 {
                 options.foldEvents = events
+            }
+            if let events = getenv("PUSHTRAIL_RUN_EVENTS").flatMap({ Int(String(cString: $0)) }), events > 0 {
+                options.runCapacity = events
             }
             options.keptEvents = Routes.keptEvents
             store = try Store(path: storePath, create: true, options: options)

@@ -62,7 +62,7 @@ public struct StoreOptions: Sendable {
     public var foldEvents = Store.defaultFoldEvents
     /// The ids a run of the recent tier takes before a tiered write starts the next
     /// (`TierRuns`).
-    var runCapacity = TierRuns.capacity
+    public var runCapacity = TierRuns.capacity
     /// Decoded events kept for later questions (`DecodedEvents`): for a process that
     /// answers many (the server); 0 keeps none.
     public var keptEvents = 0
