@@ -270,6 +270,26 @@ struct RecentTierTests {
         }
     }
 
+    @Test("a write to the main databases between tiered ones keeps the key filters, adding its own keys")
+    func filtersAcrossWrites() throws {
+        let events = try RecentTierTests.samples(reversed: false)
+        try withTemporaryDirectory { dir throws in
+            let store = try RecentTierTests.store(dir + "/store")
+            _ = try store.append(Array(events[..<50]), recordedAt: fixedClock, tiered: true)
+            #expect(store.runFilters.builds == 1)
+            // As a `consume` catching up a backlog does, between small tiered writes.
+            #expect(try store.append(Array(events[50..<100]), recordedAt: fixedClock).allSatisfy(\.isAppended))
+            let again = try store.append(Array(events[..<150]), recordedAt: fixedClock, tiered: true)
+            #expect(again[..<100].elementsEqual((1...100).map { AppendOutcome.duplicate(UInt64($0)) }))
+            #expect(!again[100...].contains { !$0.isAppended })
+            #expect(store.runFilters.builds == 1)
+            _ = try store.append(Array(events[150...]), recordedAt: fixedClock, tiered: true)
+            let direct = try RecentTierTests.store(dir + "/direct")
+            _ = try direct.append(events, recordedAt: fixedClock)
+            try RecentTierTests.expectSameAnswers(store, direct, events)
+        }
+    }
+
     @Test("verify finds an entry in a run that meta/runs does not list, or a count it does not match")
     func verifyChecksTheRuns() throws {
         let events = try RecentTierTests.samples(reversed: false)

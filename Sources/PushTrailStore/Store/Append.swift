@@ -174,7 +174,7 @@ extension Store {
             try writer.flush()
             // The filters hold what this transaction filed. Should it not commit, the
             // next one has the same id, and rebuilds them.
-            if writer.tiered { runFilters.coveredTransaction = txn.id }
+            if writer.runFilters != nil { runFilters.coveredTransaction = txn.id }
             return result
         }
     }
@@ -259,8 +259,11 @@ public final class StoreWriter {
     /// The tier's runs as this write has left them so far (tiered only); the last is
     /// the one it files in.
     private var tier = TierRuns()
-    /// The filters of the keys of `ids` and `refs` (tiered only), which this write adds to.
-    private let runFilters: RunKeyFilters.Filters?
+    /// The filters of the keys of `ids` and `refs`, which this write adds to: always in
+    /// a tiered write, in another only when they were good as it began.
+    let runFilters: RunKeyFilters.Filters?
+    /// `runFilters` in a tiered write, which looks keys up in them; nil in another.
+    private let tieredFilters: RunKeyFilters.Filters?
     /// The chain head: the last seq, and its hash (kept in `headHash`).
     public var head: ChainHead {
         ChainHead(seq: headSeq, hash: Array(UnsafeRawBufferPointer(start: headHash, count: 32)))
@@ -334,8 +337,9 @@ public final class StoreWriter {
             }
             runFilters = try store.runFilters.filters(for: store, txn)
         } else {
-            runFilters = nil
+            runFilters = store.runFilters.current(for: txn)
         }
+        tieredFilters = runs != nil ? runFilters : nil
         self.tier = tier
         headSeq = head.seq
         let c = try reader.counts()
@@ -385,7 +389,7 @@ public final class StoreWriter {
                 // those of the runs instead.
                 let context = BatchContext(
                     recordedAt: recordedAt, compression: dictionaryNumber.map { (number: $0, digest: digest) },
-                    idsFilter: tiered ? nil : idsFilter, refsFilter: tiered ? runFilters?.refs : refsFilter)
+                    idsFilter: tiered ? nil : idsFilter, refsFilter: tiered ? tieredFilters?.refs : refsFilter)
                 for i in events.indices {
                     if i + StoreWriter.lookAhead < events.count {
                         prefetchFilterWords(of: events.baseAddress! + i + StoreWriter.lookAhead, context)
@@ -466,9 +470,9 @@ public final class StoreWriter {
         let existing: UInt64?
         if let idsFilter = context.idsFilter {
             existing = try storedSeq(key, hash: pending.pointee.fields.identityHash, filter: idsFilter, reserving: seq)
-        } else if let runFilters {
+        } else if let tieredFilters {
             existing = try tieredStoredSeq(
-                key, hash: pending.pointee.fields.identityHash, filters: runFilters, reserving: seq)
+                key, hash: pending.pointee.fields.identityHash, filters: tieredFilters, reserving: seq)
         } else {
             // One search both finds an existing id and files a new one.
             existing = try withUnsafeBytes(of: &seqBE) { try idCursor.insertIfAbsent(key, $0) }.map {
@@ -524,13 +528,13 @@ public final class StoreWriter {
             try {
                 let id = UnsafeRawBufferPointer(rebasing: keys[pending.pointee.fields.identityRange])
                 let mainRefs = store.indexes[.refs]
-                if let runFilters, !runFilters.coversMain, try mainRefs.get(id, in: txn) != nil { return true }
+                if let tieredFilters, !tieredFilters.coversMain, try mainRefs.get(id, in: txn) != nil { return true }
                 guard context.refsFilter?.mayContain(hash: pending.pointee.fields.identityHash) != false else {
                     return false
                 }
                 try fileRun(refRun, through: refCursor, slot: 4, duplicates: true)
-                guard let runFilters else { return try refCursor.find(id) != nil }
-                if runFilters.coversMain, try mainRefs.get(id, in: txn) != nil { return true }
+                guard let tieredFilters else { return try refCursor.find(id) != nil }
+                if tieredFilters.coversMain, try mainRefs.get(id, in: txn) != nil { return true }
                 return try tier.runs.contains { run in
                     try store.runs!.refs.get(TierRuns.key(run.number, id), in: txn) != nil
                 }
@@ -549,6 +553,13 @@ public final class StoreWriter {
                     try unregistered.delete(Layout.deviceKey(own), value: value, in: txn)
                 }
                 try unregistered.put(Layout.deviceKey(device), value, flags: .noDuplicateData, in: txn)
+            }
+        }
+        // A tiered write adds its keys to the filters as it looks them up.
+        if !tiered, let runFilters {
+            runFilters.ids.insert(hash: pending.pointee.fields.identityHash)
+            if pending.pointee.fields.hasReference {
+                runFilters.refs.insert(hash: pending.pointee.fields.referenceHash)
             }
         }
         headSeq = seq

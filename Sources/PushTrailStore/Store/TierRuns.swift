@@ -102,10 +102,11 @@ struct TierRuns: Equatable {
 /// in each run, nor (`coversMain`) in the main database.
 ///
 /// Keys only ever move from the runs to the main databases, so the filters stay good
-/// for the store as this process's last tiered commit left it (`coveredTransaction`);
-/// if another transaction committed since (another process, or a write of this one
-/// that did not file in the runs), a write rebuilds them from the databases. Only a
-/// writer uses them, inside its transaction, which no other writer can run beside.
+/// for the store as this process's last write left it (`coveredTransaction`), a write
+/// to the main databases adding its keys too (a `consume` takes turns of both); if
+/// another transaction committed since (another process), a tiered write rebuilds them
+/// from the databases. Only a writer uses them, inside its transaction, which no other
+/// writer can run beside.
 final class RunKeyFilters: @unchecked Sendable {
     struct Filters {
         let ids: KeyFilter
@@ -115,6 +116,8 @@ final class RunKeyFilters: @unchecked Sendable {
     }
 
     private var filters: Filters?
+    /// Times the filters were built (for tests).
+    private(set) var builds = 0
     /// The transaction after whose commit the filters hold every key they cover; set
     /// inside that transaction, as the filters are read and changed: under the writer
     /// lock.
@@ -122,6 +125,12 @@ final class RunKeyFilters: @unchecked Sendable {
     /// The main databases' ids up to which they are covered: at 4M keys, about 3% of
     /// the look-ups the filter lets through are false alarms (`KeyFilter`).
     static let mainLimit = 1 << 22
+
+    /// The filters for write transaction `txn` if they hold every key it may meet, and
+    /// no rebuilding: for a write to the main databases, which adds its keys to them.
+    func current(for txn: Transaction) -> Filters? {
+        coveredTransaction == txn.id - 1 ? filters : nil
+    }
 
     /// The filters for write transaction `txn`, rebuilt when they may miss a key.
     func filters(for store: Store, _ txn: Transaction) throws -> Filters {
@@ -145,6 +154,7 @@ final class RunKeyFilters: @unchecked Sendable {
             }
         }
         filters = made
+        builds += 1
         return made
     }
 }
