@@ -122,6 +122,7 @@ public enum ServerMain {
             }
             options.keptEvents = Routes.keptEvents
             store = try Store(path: storePath, create: true, options: options)
+            store.prepareAppendFilters()
         } catch StoreError.missing(let path) {
             say("no store at \(path): create it with pushtrail ingest, or pushtrail token add (see --help)")
             return 74

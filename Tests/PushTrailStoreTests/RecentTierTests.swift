@@ -290,6 +290,30 @@ struct RecentTierTests {
         }
     }
 
+    @Test("filters prepared from a reader serve the next tiered write, unless another writer came between")
+    func preparedFilters() throws {
+        let events = try RecentTierTests.samples(reversed: false)
+        try withTemporaryDirectory { dir throws in
+            let path = dir + "/store"
+            _ = try RecentTierTests.store(path).append(Array(events[..<100]), recordedAt: fixedClock)
+            // As a server starts: the filters built from a reader, then its appends.
+            let server = try RecentTierTests.store(path)
+            try server.prepareAppendFiltersNow()
+            #expect(server.runFilters.builds == 1)
+            let first = try server.append(Array(events[..<120]), recordedAt: fixedClock, tiered: true)
+            #expect(first[..<100].elementsEqual((1...100).map { AppendOutcome.duplicate(UInt64($0)) }))
+            #expect(server.runFilters.builds == 1)
+            // Another process writes; the server's next tiered write sees it and rebuilds.
+            _ = try RecentTierTests.store(path).append(Array(events[120..<150]), recordedAt: fixedClock)
+            let second = try server.append(Array(events[..<200]), recordedAt: fixedClock, tiered: true)
+            #expect(second[..<150].elementsEqual((1...150).map { AppendOutcome.duplicate(UInt64($0)) }))
+            #expect(server.runFilters.builds == 2)
+            // Prepared again on a snapshot the filters already cover: nothing to do.
+            try server.prepareAppendFiltersNow()
+            #expect(server.runFilters.builds == 2)
+        }
+    }
+
     @Test("verify finds an entry in a run that meta/runs does not list, or a count it does not match")
     func verifyChecksTheRuns() throws {
         let events = try RecentTierTests.samples(reversed: false)

@@ -172,9 +172,7 @@ extension Store {
             let writer = try StoreWriter(store: self, txn: txn, clock: clock, tiered: tiered)
             let result = try body(writer)
             try writer.flush()
-            // The filters hold what this transaction filed. Should it not commit, the
-            // next one has the same id, and rebuilds them.
-            if writer.runFilters != nil { runFilters.coveredTransaction = txn.id }
+            if writer.runFilters != nil { runFilters.cover(txn.id) }
             return result
         }
     }

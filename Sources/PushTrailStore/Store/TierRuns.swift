@@ -115,13 +115,13 @@ final class RunKeyFilters: @unchecked Sendable {
         let coversMain: Bool
     }
 
+    /// Held by a writer while it uses the filters, and by a build from a reader.
+    private let monitor = Monitor()
     private var filters: Filters?
     /// Times the filters were built (for tests).
     private(set) var builds = 0
-    /// The transaction after whose commit the filters hold every key they cover; set
-    /// inside that transaction, as the filters are read and changed: under the writer
-    /// lock.
-    var coveredTransaction = -1
+    /// The transaction after whose commit the filters hold every key they cover.
+    private var coveredTransaction = -1
     /// The main databases' ids up to which they are covered: at 4M keys, about 3% of
     /// the look-ups the filter lets through are false alarms (`KeyFilter`).
     static let mainLimit = 1 << 22
@@ -129,14 +129,36 @@ final class RunKeyFilters: @unchecked Sendable {
     /// The filters for write transaction `txn` if they hold every key it may meet, and
     /// no rebuilding: for a write to the main databases, which adds its keys to them.
     func current(for txn: Transaction) -> Filters? {
-        coveredTransaction == txn.id - 1 ? filters : nil
+        monitor.locked { coveredTransaction == txn.id - 1 ? filters : nil }
     }
 
     /// The filters for write transaction `txn`, rebuilt when they may miss a key.
     func filters(for store: Store, _ txn: Transaction) throws -> Filters {
-        if let filters, coveredTransaction == txn.id - 1, filters.ids.insertions < 2 * RunKeyFilters.mainLimit {
-            return filters
+        try monitor.locked {
+            if let filters, coveredTransaction == txn.id - 1, filters.ids.insertions < 2 * RunKeyFilters.mainLimit {
+                return filters
+            }
+            return try build(store, txn)
         }
+    }
+
+    /// Marks the filters as holding what write transaction `id` filed, as it commits.
+    /// Should it not commit, the next one has the same id, and rebuilds them.
+    func cover(_ id: Int) { monitor.locked { coveredTransaction = id } }
+
+    /// Builds the filters from the snapshot of read transaction `txn`, unless they
+    /// cover that snapshot or a later one already: a server does so as it starts, so
+    /// that its first append need not.
+    func prepare(_ store: Store, _ txn: Transaction) throws {
+        try monitor.locked {
+            guard coveredTransaction < txn.id else { return }
+            _ = try build(store, txn)
+            coveredTransaction = txn.id
+        }
+    }
+
+    /// New filters of the keys `txn` sees (called with the monitor held).
+    private func build(_ store: Store, _ txn: Transaction) throws -> Filters {
         let coversMain = try store.ids.statistics(in: txn).entries <= RunKeyFilters.mainLimit
         let made = Filters(ids: KeyFilter(), refs: KeyFilter(), coversMain: coversMain)
         var sources: [(Database, Int, KeyFilter)] = []
@@ -156,6 +178,21 @@ final class RunKeyFilters: @unchecked Sendable {
         filters = made
         builds += 1
         return made
+    }
+}
+
+extension Store {
+    /// Builds, on a thread of its own, the filters of the store's ids and notification
+    /// ids that tiered writes use (`RunKeyFilters`), so that a server's first append
+    /// does not wait for them. Best effort: a write builds them itself if need be.
+    public func prepareAppendFilters() {
+        let thread = WorkerThread { [self] in try? prepareAppendFiltersNow() }
+        if thread.tryStart() { thread.detach() }
+    }
+
+    /// `prepareAppendFilters` on this thread.
+    func prepareAppendFiltersNow() throws {
+        try read { reader in try runFilters.prepare(self, reader.txn) }
     }
 }
 
