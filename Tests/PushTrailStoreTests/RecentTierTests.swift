@@ -314,6 +314,27 @@ struct RecentTierTests {
         }
     }
 
+    @Test("filters a reader builds while a tiered write is under way are not taken for the write's")
+    func prepareDuringWrite() throws {
+        let events = try RecentTierTests.samples(reversed: false)
+        try withTemporaryDirectory { dir throws in
+            let path = dir + "/store"
+            let store = try RecentTierTests.store(path)
+            _ = try store.append(Array(events[..<20]), recordedAt: fixedClock, tiered: true)
+            // Another process writes, so the next tiered write rebuilds the filters...
+            _ = try RecentTierTests.store(path).append(Array(events[20..<40]), recordedAt: fixedClock)
+            try store.write(recordedAt: fixedClock, tiered: true) { writer in
+                _ = try writer.append(Array(events[40..<60]))
+                // ...and a reader builds them too before it commits, as the server's
+                // start may: they lack what the write filed.
+                try store.prepareAppendFiltersNow()
+            }
+            let again = try store.append(Array(events[..<80]), recordedAt: fixedClock, tiered: true)
+            #expect(again[..<60].elementsEqual((1...60).map { AppendOutcome.duplicate(UInt64($0)) }))
+            #expect(try store.verify().ok)
+        }
+    }
+
     @Test("verify finds an entry in a run that meta/runs does not list, or a count it does not match")
     func verifyChecksTheRuns() throws {
         let events = try RecentTierTests.samples(reversed: false)

@@ -172,7 +172,7 @@ extension Store {
             let writer = try StoreWriter(store: self, txn: txn, clock: clock, tiered: tiered)
             let result = try body(writer)
             try writer.flush()
-            if writer.runFilters != nil { runFilters.cover(txn.id) }
+            if let used = writer.runFilters { runFilters.cover(txn.id, used) }
             return result
         }
     }

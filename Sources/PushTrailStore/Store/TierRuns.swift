@@ -105,8 +105,8 @@ struct TierRuns: Equatable {
 /// for the store as this process's last write left it (`coveredTransaction`), a write
 /// to the main databases adding its keys too (a `consume` takes turns of both); if
 /// another transaction committed since (another process), a tiered write rebuilds them
-/// from the databases. Only a writer uses them, inside its transaction, which no other
-/// writer can run beside.
+/// from the databases. A writer uses them inside its transaction, which no other writer
+/// can run beside; a server also builds them from a reader as it starts.
 final class RunKeyFilters: @unchecked Sendable {
     struct Filters {
         let ids: KeyFilter
@@ -115,7 +115,7 @@ final class RunKeyFilters: @unchecked Sendable {
         let coversMain: Bool
     }
 
-    /// Held by a writer while it uses the filters, and by a build from a reader.
+    /// Held while the filters are handed out, built or marked.
     private let monitor = Monitor()
     private var filters: Filters?
     /// Times the filters were built (for tests).
@@ -142,9 +142,13 @@ final class RunKeyFilters: @unchecked Sendable {
         }
     }
 
-    /// Marks the filters as holding what write transaction `id` filed, as it commits.
-    /// Should it not commit, the next one has the same id, and rebuilds them.
-    func cover(_ id: Int) { monitor.locked { coveredTransaction = id } }
+    /// Marks the filters as holding what write transaction `id` filed into `used`, as
+    /// it commits; unless they are no longer those (a reader built others meanwhile,
+    /// which lack what it filed): then the next write rebuilds them. Should the
+    /// transaction not commit, the next one has the same id, and rebuilds them too.
+    func cover(_ id: Int, _ used: Filters) {
+        monitor.locked { if filters?.ids === used.ids { coveredTransaction = id } }
+    }
 
     /// Builds the filters from the snapshot of read transaction `txn`, unless they
     /// cover that snapshot or a later one already: a server does so as it starts, so
