@@ -180,12 +180,13 @@ public final class Store: @unchecked Sendable {
     let foldEvents: Int
     /// `StoreOptions.runCapacity`.
     let runCapacity: Int
-    /// The default `StoreOptions.foldEvents`: a larger tier has more pages of its own for
-    /// each body to touch, a smaller one has its slices reach more of the main
-    /// databases' leaves per event (docs/PERFORMANCE.md).
+    /// The default `StoreOptions.foldEvents`: a larger tier holds more runs for each
+    /// look-up to ask, a smaller one has its slices reach more of the main databases'
+    /// leaves per event (docs/PERFORMANCE.md).
     public static let defaultFoldEvents = 81_920
     /// A tiered write over `foldEvents` moves this fraction (1/N) of the tier, so that
-    /// it copies about 1/N of the main databases' leaves (`Store.fold`).
+    /// it copies about 1/N of the main databases' leaves (`Store.foldRuns`); a sixteenth
+    /// left twice the runs to ask, and appended slower.
     static let foldSlices = 8
 
     /// Opens the store in directory `path`. With `create`, makes the directory (0700)
