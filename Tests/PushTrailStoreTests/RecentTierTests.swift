@@ -54,7 +54,8 @@ struct RecentTierTests {
     /// Entries of the recent tier, over its databases.
     static func recentCount(_ store: Store) throws -> Int {
         try store.read { reader in
-            try (store.tieredIndexes.map(\.recent) + (store.runs?.all ?? [])).reduce(0) {
+            let runs = store.runs.map { runs in TierRuns.names.indices.map(runs.database) } ?? []
+            return try (store.tieredIndexes.map(\.recent) + runs).reduce(0) {
                 $0 + (try $1.statistics(in: reader.txn).entries)
             }
         }
@@ -152,16 +153,22 @@ struct RecentTierTests {
         }
     }
 
+    /// The sample events in one tiered write (one run, numbered 1), its runs'
+    /// databases, and a user with the last seq filed under them.
+    static func oneRun(_ dir: String) throws -> (Store, RecentDatabases, user: [UInt8], seq: UInt64) {
+        let events = try RecentTierTests.samples(reversed: false)
+        let store = try RecentTierTests.store(dir + "/store")
+        _ = try store.append(events, recordedAt: fixedClock, tiered: true)
+        let runs = try #require(store.runs)
+        let user = Array(events[9].event.user.utf8)
+        let seq = try #require(try store.read { try $0.seqs(.users, key: user) }.last)
+        return (store, runs, user, seq)
+    }
+
     @Test("verify finds an entry missing from the tier, or one too many there")
     func verifyChecksTheTier() throws {
-        let events = try RecentTierTests.samples(reversed: false)
         try withTemporaryDirectory { dir throws in
-            let store = try RecentTierTests.store(dir + "/store")
-            _ = try store.append(events, recordedAt: fixedClock, tiered: true)
-            let runs = try #require(store.runs)
-            // One write: one run, numbered 1.
-            let user = Array(events[9].event.user.utf8)
-            let seq = try store.read { try $0.seqs(.users, key: user) }.last!
+            let (store, runs, user, seq) = try RecentTierTests.oneRun(dir)
             try store.env.write { txn in
                 _ = try runs.users.delete(TierRuns.key(1, user), value: Layout.bigEndian(seq), in: txn)
             }
@@ -337,13 +344,8 @@ struct RecentTierTests {
 
     @Test("verify finds an entry in a run that meta/runs does not list, or a count it does not match")
     func verifyChecksTheRuns() throws {
-        let events = try RecentTierTests.samples(reversed: false)
         try withTemporaryDirectory { dir throws in
-            let store = try RecentTierTests.store(dir + "/store")
-            _ = try store.append(events, recordedAt: fixedClock, tiered: true)
-            let runs = try #require(store.runs)
-            let user = Array(events[9].event.user.utf8)
-            let seq = try store.read { try $0.seqs(.users, key: user) }.last!
+            let (store, runs, user, seq) = try RecentTierTests.oneRun(dir)
             // The same entry under run 2, which is not listed: every index still sums up,
             // but readers would not find it.
             try store.env.write { txn in

@@ -220,28 +220,41 @@ extension Store {
         var values: [UInt64] = []
         var entry = try source.first()
         while let (key, first) = entry {
-            if !duplicates {
-                guard try target.put(key, first, flags: .noOverwrite) else {
-                    throw StoreError.damaged(
-                        seq: Layout.readBigEndian(first), detail: "its id is in both ids and recent.ids")
-                }
-            } else {
-                values.removeAll(keepingCapacity: true)
-                if try source.duplicateCount() == 1 {
-                    values.append(first.loadUnaligned(as: UInt64.self))
-                } else {
-                    var page = try source.multiple()
-                    while let (_, run) = page {
-                        for offset in stride(from: 0, to: run.count - 7, by: 8) {
-                            values.append(run.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-                        }
-                        page = try source.nextMultiple()
-                    }
-                }
-                try values.withUnsafeBytes { try target.appendDuplicates(key, $0, size: 8) }
-            }
+            _ = try copyKey(
+                key, first: first, at: source, to: target, duplicates: duplicates, values: &values,
+                twice: "its id is in both ids and recent.ids")
             entry = try source.nextKey()
         }
+    }
+
+    /// Copies the key under `cursor` (`key`, whose first value is `first`) into `target`
+    /// with all its values: appended to the key's values there in a duplicate-sort
+    /// database, or as a new key in `ids`, where finding it already is damage (`twice`
+    /// says what). `values` is scratch space; returns the entries copied.
+    static func copyKey(
+        _ key: UnsafeRawBufferPointer, first: UnsafeRawBufferPointer, at cursor: Cursor, to target: Cursor,
+        duplicates: Bool, values: inout [UInt64], twice: String
+    ) throws -> Int {
+        guard duplicates else {
+            guard try target.put(key, first, flags: .noOverwrite) else {
+                throw StoreError.damaged(seq: first.count == 8 ? Layout.readBigEndian(first) : 0, detail: twice)
+            }
+            return 1
+        }
+        values.removeAll(keepingCapacity: true)
+        if try cursor.duplicateCount() == 1 {
+            values.append(first.loadUnaligned(as: UInt64.self))
+        } else {
+            var page = try cursor.multiple()
+            while let (_, run) = page {
+                for offset in stride(from: 0, to: run.count - 7, by: 8) {
+                    values.append(run.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                }
+                page = try cursor.nextMultiple()
+            }
+        }
+        try values.withUnsafeBytes { try target.appendDuplicates(key, $0, size: 8) }
+        return values.count
     }
 }
 

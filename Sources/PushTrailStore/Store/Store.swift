@@ -127,8 +127,16 @@ struct RecentDatabases: Sendable {
     /// The name of a recent database: the main one's, after `recent.`.
     static func name(_ main: String) -> String { "recent." + main }
 
-    /// The tier's databases in slot order (`TierRuns.names`).
-    var all: [Database] { [ids, users, tasks, threads, refs] }
+    /// The database of slot `slot` (in the order of `TierRuns.names`).
+    func database(_ slot: Int) -> Database {
+        switch slot {
+        case 0: ids
+        case 1: users
+        case 2: tasks
+        case 3: threads
+        default: refs
+        }
+    }
 }
 
 /// The event log: an LMDB environment with the events, the chain and the indexes.
@@ -731,7 +739,7 @@ public struct StoreReader {
         if let recent = store.recent?[index] { try appendSeqs(recent, key: key, to: &out) }
         if let runs = store.runs, let slot = TierRuns.slot(index) {
             for run in try tierRuns().runs where run.entries[slot] > 0 {
-                try appendSeqs(runs.all[slot], key: TierRuns.key(run.number, key), to: &out)
+                try appendSeqs(runs.database(slot), key: TierRuns.key(run.number, key), to: &out)
             }
         }
         return out

@@ -25,7 +25,7 @@ import PushTrailModel
 /// once (`Store.foldRuns`). `meta/runs` lists the runs, each with its number of
 /// entries in each database; `verify` checks both against the databases.
 struct TierRuns: Equatable {
-    /// The tier's databases, in slot order (`RecentDatabases.all`).
+    /// The tier's databases, in slot order (`RecentDatabases.database(_:)`).
     static let names = ["ids", "users", "tasks", "threads", "refs"]
     static let metaKey = Array("runs".utf8)
     /// The bytes of a run's number before each key.
@@ -221,7 +221,7 @@ extension StoreReader {
     func runKeys(_ slot: Int) throws -> [[UInt8]] {
         guard let runs = store.runs else { return [] }
         var keys: [[UInt8]] = []
-        try txn.withCursor(runs.all[slot]) { cursor in
+        try txn.withCursor(runs.database(slot)) { cursor in
             var entry = try cursor.first()
             while let (key, _) = entry {
                 keys.append(Array(key[TierRuns.prefixSize...]))
@@ -255,7 +255,7 @@ extension Store {
             let name = TierRuns.names[slot]
             let main = slot == 0 ? ids : indexes[Layout.Index(rawValue: name)!]
             let move = RunMove(
-                source: runs.all[slot], target: try txn.writeCursor(main), duplicates: slot != 0, txn: txn)
+                source: runs.database(slot), target: try txn.writeCursor(main), duplicates: slot != 0, txn: txn)
             let positionKey = Array("fold.\(name)".utf8)
             var start: [UInt8]?
             var end: [UInt8]?
@@ -273,7 +273,7 @@ extension Store {
                     run: tier.runs[r].number, from: start, through: end, deleting: slices > 1)
             }
             if slices == 1 {
-                try runs.all[slot].empty(in: txn)
+                try runs.database(slot).empty(in: txn)
             } else if let end {
                 try meta.put(positionKey, end, in: txn)
             } else {
@@ -371,29 +371,9 @@ private struct RunMove {
         while let (whole, first) = entry, RunMove.inRun(whole, number) {
             let key = UnsafeRawBufferPointer(rebasing: whole[TierRuns.prefixSize...])
             if let end, IndexRun.compare(key.baseAddress!, key.count, end, end.count) > 0 { break }
-            if duplicates {
-                values.removeAll(keepingCapacity: true)
-                if try cursor.duplicateCount() == 1 {
-                    values.append(first.loadUnaligned(as: UInt64.self))
-                } else {
-                    var page = try cursor.multiple()
-                    while let (_, run) = page {
-                        for offset in stride(from: 0, to: run.count - 7, by: 8) {
-                            values.append(run.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-                        }
-                        page = try cursor.nextMultiple()
-                    }
-                }
-                try values.withUnsafeBytes { try target.appendDuplicates(key, $0, size: 8) }
-                moved += values.count
-            } else {
-                guard try target.put(key, first, flags: .noOverwrite) else {
-                    throw StoreError.damaged(
-                        seq: first.count == 8 ? Layout.readBigEndian(first) : 0,
-                        detail: "its id is filed twice in the ids index")
-                }
-                moved += 1
-            }
+            moved += try Store.copyKey(
+                key, first: first, at: cursor, to: target, duplicates: duplicates, values: &values,
+                twice: "its id is filed twice in the ids index")
             guard deleting else {
                 entry = try cursor.nextKey()
                 continue

@@ -186,7 +186,7 @@ struct Verifier {
         for slot in TierRuns.names.indices {
             var counts = numbers.map { _ in 0 }
             var problem: (UInt64, String)?
-            try reader.txn.withCursor(runs.all[slot]) { cursor in
+            try reader.txn.withCursor(runs.database(slot)) { cursor in
                 var entry = try cursor.first()
                 while let (key, value) = entry, problem == nil {
                     let seq = value.count == 8 ? Layout.readBigEndian(value) : 0
@@ -244,7 +244,7 @@ struct Verifier {
         let main = name == "ids" ? store.ids : store.indexes[Layout.Index(rawValue: name)!]
         var out = [(main, 0)] + store.tieredIndexes.filter { $0.name == name }.map { ($0.recent, 0) }
         if let runs = store.runs, let slot = TierRuns.names.firstIndex(of: name) {
-            out.append((runs.all[slot], TierRuns.prefixSize))
+            out.append((runs.database(slot), TierRuns.prefixSize))
         }
         return out
     }
@@ -309,6 +309,7 @@ struct Verifier {
         let store = reader.store
         var decoder = EventDecoder()
         var worst: UInt64?
+        let runs = try reader.tierRuns().runs.map { Layout.bigEndian($0.number) }
         // Entries the events call for but the index lacks.
         try reader.forEachEvent { stored in
             let event = try decoder.decode(stored.raw)
@@ -320,7 +321,6 @@ struct Verifier {
                     of: event.filing, seq: stored.seq, notificationDevice: notificationDevice)
                 where index.rawValue == name {
                     let value = Layout.indexValue(index, event.at, stored.seq)
-                    let runs = try reader.tierRuns().runs.map { Layout.bigEndian($0.number) }
                     let present = try Verifier.databases(name, of: store).contains { db, skip in
                         try (skip == 0 ? [[]] : runs).contains { prefix in
                             try reader.txn.withCursor(db) { cursor in
